@@ -1,0 +1,128 @@
+//! A store seen through a key prefix, with the key rules every PHP entry point applies
+//! (non-empty, at most 64 KiB). `Ephpm\Kv` is a thin shell around one of these.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::store::shm::constants::MAX_KEY_LEN;
+use crate::store::{Hit, KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
+
+/// A store and the prefix put before every key.
+#[derive(Clone)]
+pub struct Keyspace {
+    store: Arc<dyn Store>,
+    prefix: Vec<u8>,
+}
+
+thread_local! {
+    /// Reused buffer for prefixed keys, so a prefixed call allocates nothing.
+    static FULL_KEY: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Checks a caller's key against the rules.
+pub fn check_key(key: &[u8]) -> Result<()> {
+    if key.is_empty() {
+        Err(StoreError::EmptyKey)
+    } else if key.len() > MAX_KEY_LEN {
+        Err(StoreError::KeyTooLong(key.len()))
+    } else {
+        Ok(())
+    }
+}
+
+/// The outcome of `Keyspace::wait`.
+#[derive(Debug, PartialEq)]
+pub enum Waited {
+    /// The key changed; its value now (None when it is gone), bytes in the buffer.
+    Changed(Option<Hit>),
+    TimedOut,
+}
+
+impl Keyspace {
+    pub fn new(store: Arc<dyn Store>, prefix: &[u8]) -> Self {
+        Keyspace {
+            store,
+            prefix: prefix.to_vec(),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// Runs `f` with the checked, prefixed key.
+    fn with_key<R>(&self, key: &[u8], f: impl FnOnce(&dyn Store, &[u8]) -> Result<R>) -> Result<R> {
+        check_key(key)?;
+        if self.prefix.is_empty() {
+            return f(&*self.store, key);
+        }
+        FULL_KEY.with(|buf| {
+            let mut full = buf.take();
+            full.clear();
+            full.extend_from_slice(&self.prefix);
+            full.extend_from_slice(key);
+            let r = f(&*self.store, &full);
+            buf.replace(full);
+            r
+        })
+    }
+
+    pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
+        self.with_key(key, |s, k| s.get(k, out))
+    }
+    pub fn exists(&self, key: &[u8]) -> Result<bool> {
+        self.with_key(key, |s, k| s.exists(k))
+    }
+    pub fn set(&self, key: &[u8], v: Value<'_>, ttl: Option<Duration>) -> Result<()> {
+        self.with_key(key, |s, k| s.set(k, v, ttl))
+    }
+    pub fn set_nx(&self, key: &[u8], v: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        self.with_key(key, |s, k| s.set_nx(k, v, ttl))
+    }
+    pub fn del(&self, key: &[u8]) -> Result<bool> {
+        self.with_key(key, |s, k| s.del(k))
+    }
+    pub fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        self.with_key(key, |s, k| s.del_if_eq(k, expected))
+    }
+    pub fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
+        self.with_key(key, |s, k| s.incr_by(k, by, ttl))
+    }
+    pub fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
+        self.with_key(key, |s, k| s.expire(k, ttl))
+    }
+    pub fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
+        self.with_key(key, |s, k| s.ttl(k))
+    }
+
+    /// Removes this prefix's keys, or every key when there is no prefix.
+    pub fn clear(&self) -> Result<u64> {
+        self.store.clear(&self.prefix)
+    }
+
+    pub fn stats(&self) -> Result<Stats> {
+        self.store.stats()
+    }
+
+    /// Waits until the key's version differs from `last_version`, then reads it.
+    pub fn wait(
+        &self,
+        key: &[u8],
+        last_version: u64,
+        timeout: Duration,
+        out: &mut Vec<u8>,
+    ) -> Result<Waited> {
+        self.with_key(key, |s, k| {
+            if s.wait_for_change(k, last_version, timeout)? {
+                Ok(Waited::Changed(s.get(k, out)?))
+            } else {
+                Ok(Waited::TimedOut)
+            }
+        })
+    }
+}

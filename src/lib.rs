@@ -1,0 +1,17 @@
+//! ephpm: a host-wide key/value store for PHP, with token locks and stampede protection.
+//!
+//! # Layout
+//! The major components are:
+//! - `store`     the `Store` trait every backend implements, DSN parsing, and the
+//!   backends: `store::shm` (the host-wide shared-memory store)
+//! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
+//! - `codec`     lz4 compression of large values
+//! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
+//!   The only module that knows PHP; everything above is tested with `cargo test`.
+
+pub mod codec;
+pub mod keyspace;
+pub mod store;
+
+#[cfg(feature = "php")]
+mod php;

@@ -1,0 +1,133 @@
+//! The `Store` trait every backend implements, and the types it speaks. No PHP here.
+//!
+//! Locks, MemoLock, StaleCache and sessions are written once against this trait. A
+//! backend is chosen by a DSN (`dsn.rs`); `shm://` is the host-wide shared-memory store.
+//!
+//! # What every backend guarantees
+//! - **Atomic operations.** `set_nx`, `del_if_eq`, `incr_by` decide and act in one step
+//!   where the data lives: of any number of concurrent `set_nx` on one absent key, exactly
+//!   one gets `Inserted`; `incr_by` never loses an update; `del_if_eq` deletes only when
+//!   the value matches at the moment of deletion.
+//! - **Expiry.** An entry past its TTL is absent for every operation: it never matches
+//!   `del_if_eq`, never blocks `set_nx`, is never returned or counted by `exists`.
+//! - **Locks are not evicted.** An entry created by `set_nx` with a TTL is a lock: memory
+//!   pressure never evicts it before it expires; a write that could only succeed by
+//!   evicting one fails with `StoreError::Full`, and the previous value stays.
+//! - **Typed values.** What `set` stores comes back with the same `Value` kind.
+//! - **Versions.** Every write gives the key a new version, greater than any before it in
+//!   the same store; an absent key has version 0. `wait_for_change` returns when the
+//!   version differs from the one the caller saw.
+
+pub mod dsn;
+pub mod shm;
+
+use std::time::Duration;
+
+/// A value to store. Strings are bytes; `Serialized` is the PHP layer's serializer output
+/// (arrays, objects), opaque to the engine.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value<'a> {
+    Str(&'a [u8]),
+    Serialized(&'a [u8]),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Null,
+}
+
+/// The kind of a value read by `get`; for `Str` and `Serialized` the bytes are in the
+/// buffer passed to `get`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fetched {
+    Str,
+    Serialized,
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub value: Fetched,
+    pub version: u64,
+}
+
+/// The outcome of `set_nx`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetNx {
+    Inserted,
+    Exists,
+}
+
+/// A key's remaining lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyTtl {
+    Missing,
+    Persistent,
+    Remaining(Duration),
+}
+
+/// Counters of a store, summed over its shards.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Stats {
+    pub memory_size: u64,
+    pub memory_used: u64,
+    pub entries: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    pub expirations: u64,
+    pub repairs: u64,
+    pub shards: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("the key must not be empty")]
+    EmptyKey,
+    #[error("the key is {0} bytes long; the limit is 65536 bytes")]
+    KeyTooLong(usize),
+    #[error(
+        "the store has no room for this value ({need} bytes needed, one shard holds {capacity}) \
+         even after evicting everything that may be evicted"
+    )]
+    Full { need: u64, capacity: u64 },
+    #[error("the value stored at this key is not an integer")]
+    NotAnInteger,
+    #[error("the increment would overflow a 64-bit integer")]
+    Overflow,
+    #[error(transparent)]
+    Shm(#[from] shm::ShmError),
+    #[error(transparent)]
+    Dsn(#[from] dsn::DsnError),
+}
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// A key/value store shared by processes. See the module doc for what every
+/// implementation guarantees. TTLs of `None` mean "never expires".
+pub trait Store: Send + Sync {
+    /// Reads `key`; string-like values are written into `out`.
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>>;
+    fn exists(&self, key: &[u8]) -> Result<bool>;
+    fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()>;
+    /// Stores only if the key is absent, atomically. With a TTL the entry is a lock.
+    fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx>;
+    fn del(&self, key: &[u8]) -> Result<bool>;
+    /// Deletes only if the stored value equals `expected`, atomically.
+    fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool>;
+    /// Adds `by`, creating the key at `by` (with `ttl`) when absent; atomic.
+    fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64>;
+    /// Sets the key's TTL (`None`: never expires). Returns whether the key exists.
+    fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool>;
+    fn ttl(&self, key: &[u8]) -> Result<KeyTtl>;
+    /// Removes every key that starts with `prefix` (all keys when empty); returns how many.
+    fn clear(&self, prefix: &[u8]) -> Result<u64>;
+    fn stats(&self) -> Result<Stats>;
+    /// Blocks until the key's version differs from `last_version` (true) or `timeout`
+    /// passes (false).
+    fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool>;
+    /// One line saying what this store is (for `php --ri ephpm`).
+    fn describe(&self) -> String;
+}

@@ -1,0 +1,79 @@
+//! The store's time source: CLOCK_MONOTONIC, which is host-wide (every process reads the
+//! same clock) and immune to wall-clock steps, or a manual clock for tests.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+#[derive(Clone, Debug, Default)]
+pub enum Clock {
+    #[default]
+    Monotonic,
+    /// Nanoseconds set by the test; shared by every clone.
+    Manual(Arc<AtomicU64>),
+}
+
+impl Clock {
+    /// A manual clock starting at `start_ns` (non-zero: 0 means "never expires").
+    pub fn manual(start_ns: u64) -> Self {
+        Clock::Manual(Arc::new(AtomicU64::new(start_ns.max(1))))
+    }
+
+    pub fn now_ns(&self) -> u64 {
+        match self {
+            Clock::Monotonic => {
+                let mut ts = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC is always supported
+                // on Linux, so the call cannot fail.
+                unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+                ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+            }
+            Clock::Manual(ns) => ns.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Moves a manual clock forward (no effect on the monotonic clock).
+    pub fn advance(&self, d: std::time::Duration) {
+        if let Clock::Manual(ns) = self {
+            ns.fetch_add(d.as_nanos() as u64, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Reads the clock at most once per operation, and only if an operation needs it.
+pub struct LazyNow<'a> {
+    clock: &'a Clock,
+    now: u64,
+}
+
+impl<'a> LazyNow<'a> {
+    pub fn new(clock: &'a Clock) -> Self {
+        LazyNow { clock, now: 0 }
+    }
+
+    pub fn get(&mut self) -> u64 {
+        if self.now == 0 {
+            self.now = self.clock.now_ns();
+        }
+        self.now
+    }
+
+    /// The absolute expiry for a TTL, 0 for none.
+    pub fn deadline(&mut self, ttl: Option<std::time::Duration>) -> u64 {
+        match ttl {
+            None => 0,
+            Some(d) => self
+                .get()
+                .saturating_add(d.as_nanos().min(u64::MAX as u128) as u64)
+                .max(1),
+        }
+    }
+
+    /// Whether an entry expiring at `expires_at` is gone.
+    #[inline]
+    pub fn expired(&mut self, expires_at: u64) -> bool {
+        expires_at != 0 && expires_at <= self.get()
+    }
+}

@@ -1,0 +1,425 @@
+//! `shm://`: the host-wide store. One segment under /dev/shm per (Unix user, store name),
+//! mapped by every PHP process of that user; fixed shards, each with a robust
+//! process-shared mutex, its own growing index and its own arena. See DESIGN.md §2.
+//!
+//! - `segment.rs`  the file: create under flock, validate, replace, map
+//! - `layout.rs`   every shared structure, declared with its offsets and owners
+//! - `shard.rs`    the operations, each under one shard lock
+//! - `alloc.rs`, `index.rs`, `arena.rs`  a shard's allocator, hash index, memory access
+//! - `repair.rs`   rebuilding a shard after its holder died, and the consistency check
+//! - `mutex.rs`, `futex.rs`, `wait.rs`  the OS primitives and the wake-up table
+//! - `clock.rs`, `constants.rs`
+
+mod alloc;
+mod arena;
+mod clock;
+pub mod constants;
+mod futex;
+mod index;
+mod layout;
+mod mutex;
+mod repair;
+mod segment;
+mod shard;
+mod wait;
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use clock::Clock;
+use clock::LazyNow;
+use constants::{SHARD_BITS, SHARD_COUNT};
+use layout::*;
+use segment::{Mapping, euid};
+use shard::{Encoded, Guard, IncrError, Shard, hash_key};
+use wait::WaitTable;
+
+use super::{Fetched, Hit, KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
+use crate::codec;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShmError {
+    #[error("{0} failed: {1}")]
+    Os(&'static str, #[source] io::Error),
+    #[error("{path}: {what} failed: {source}", path = path.display())]
+    File {
+        path: PathBuf,
+        what: &'static str,
+        source: io::Error,
+    },
+    #[error(
+        "{path} belongs to uid {owner}, not to this process's uid {uid}: refusing to use it",
+        path = path.display()
+    )]
+    ForeignOwner { path: PathBuf, owner: u32, uid: u32 },
+    #[error(
+        "{path}: cannot reserve {size} bytes (is /dev/shm full?): {source}",
+        path = path.display()
+    )]
+    NoSpace {
+        path: PathBuf,
+        size: u64,
+        source: io::Error,
+    },
+    #[error("ephpm.shm_size must be between 1M and 32G; got {0} bytes")]
+    BadSize(u64),
+    #[error(
+        "a shard lock of the shared store is unrecoverable; delete the segment under /dev/shm to reset it"
+    )]
+    Unrecoverable,
+}
+
+/// How to open a shm store.
+#[derive(Debug, Clone)]
+pub struct ShmOptions {
+    /// Directory of the segment file (/dev/shm; tests may use another tmpfs directory).
+    pub dir: PathBuf,
+    /// The store name (`ephpm.store_name`, or NAME of `shm://NAME`), already validated.
+    pub name: String,
+    /// Segment size in bytes (`ephpm.shm_size`).
+    pub size: u64,
+    /// Values of at least this many bytes are lz4-compressed when it pays; 0 = never.
+    pub compress_threshold: usize,
+    pub clock: Clock,
+}
+
+impl ShmOptions {
+    pub fn new(name: &str, size: u64) -> Self {
+        ShmOptions {
+            dir: PathBuf::from("/dev/shm"),
+            name: name.into(),
+            size,
+            compress_threshold: 0,
+            clock: Clock::Monotonic,
+        }
+    }
+
+    /// `<dir>/ephpm.<euid>.<name>`: the effective uid scopes a store to one Unix user.
+    pub fn path(&self) -> PathBuf {
+        self.dir.join(format!("ephpm.{}.{}", euid(), self.name))
+    }
+}
+
+/// A mapped shm store.
+pub struct ShmStore {
+    shards: Vec<Shard>,
+    wait: WaitTable,
+    clock: Clock,
+    compress_threshold: usize,
+    path: PathBuf,
+    size: u64,
+    // Last: the shards and the wait table point into it.
+    _mapping: Mapping,
+}
+
+// SAFETY: WaitTable holds a pointer into `_mapping`, which lives as long as the store;
+// the table is made of atomics. Shard is Send + Sync by its own impls.
+unsafe impl Send for ShmStore {}
+// SAFETY: as above.
+unsafe impl Sync for ShmStore {}
+
+impl ShmStore {
+    /// Maps the store, creating or replacing the segment as needed. The strings are
+    /// warnings for the user (why an existing segment was replaced).
+    pub fn open(opts: &ShmOptions) -> std::result::Result<(Self, Vec<String>), ShmError> {
+        let path = opts.path();
+        let opened = segment::open(&path, opts.size, |m, g| {
+            for i in 0..SHARD_COUNT {
+                // SAFETY: the shard lies inside the fresh mapping (geometry), we hold the
+                // creation flock and nobody else has the segment yet.
+                unsafe {
+                    shard_at(m, g.shard_stride, g.arena_len, i)
+                        .format(segment::generation_seed() ^ i as u64)?
+                };
+            }
+            Ok(())
+        })?;
+        let g = opened.geometry;
+        let m = opened.mapping;
+        // SAFETY: the table lies at WAIT_TABLE_OFFSET inside the mapping, initialised
+        // (zero is a valid WaitSlot), and `m` is kept in the store.
+        let wait = unsafe { WaitTable::new(m.ptr().add(WAIT_TABLE_OFFSET).cast()) };
+        let shards = (0..SHARD_COUNT)
+            // SAFETY: the segment was formatted by its creator and validated by segment::open.
+            .map(|i| unsafe { shard_at(&m, g.shard_stride, g.arena_len, i) })
+            .collect();
+        let store = ShmStore {
+            shards,
+            wait,
+            clock: opts.clock.clone(),
+            compress_threshold: opts.compress_threshold,
+            path,
+            size: g.total,
+            _mapping: m,
+        };
+        Ok((store, opened.warnings))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Walks every shard and checks its invariants; returns the entry count.
+    ///
+    /// Locking: takes each shard lock in turn.
+    pub fn verify(&self) -> std::result::Result<u64, String> {
+        let mut n = 0;
+        for (i, s) in self.shards.iter().enumerate() {
+            let g = s.lock(self.wait).map_err(|e| format!("shard {i}: {e}"))?;
+            n += g.verify().map_err(|e| format!("shard {i}: {e}"))? as u64;
+        }
+        Ok(n)
+    }
+
+    fn locked(&self, key: &[u8]) -> Result<(Guard<'_>, u64)> {
+        let hash = hash_key(key);
+        let shard = &self.shards[(hash >> (64 - SHARD_BITS)) as usize];
+        Ok((shard.lock(self.wait)?, hash))
+    }
+
+    /// Encodes a value (compressing it if worth it) and hands it to `f`.
+    fn encoded<R>(&self, v: Value<'_>, f: impl FnOnce(Encoded<'_>) -> Result<R>) -> Result<R> {
+        let number;
+        let packed;
+        fn plain(kind: u8, bytes: &[u8]) -> Encoded<'_> {
+            Encoded {
+                kind,
+                flags: 0,
+                bytes,
+                raw_len: bytes.len() as u32,
+            }
+        }
+        let enc = match v {
+            Value::Str(b) | Value::Serialized(b) => {
+                let kind = if matches!(v, Value::Str(_)) {
+                    KIND_STR
+                } else {
+                    KIND_SERIALIZED
+                };
+                if b.len() > u32::MAX as usize {
+                    return Err(StoreError::Full {
+                        need: b.len() as u64,
+                        capacity: self.size / SHARD_COUNT as u64,
+                    });
+                }
+                match codec::compress(b, self.compress_threshold) {
+                    Some(p) => {
+                        packed = p;
+                        Encoded {
+                            kind,
+                            flags: FLAG_COMPRESSED,
+                            bytes: &packed,
+                            raw_len: b.len() as u32,
+                        }
+                    }
+                    None => plain(kind, b),
+                }
+            }
+            Value::Int(i) => {
+                number = i.to_ne_bytes();
+                plain(KIND_INT, &number)
+            }
+            Value::Float(x) => {
+                number = x.to_ne_bytes();
+                plain(KIND_FLOAT, &number)
+            }
+            Value::Bool(b) => plain(if b { KIND_TRUE } else { KIND_FALSE }, &[]),
+            Value::Null => plain(KIND_NULL, &[]),
+        };
+        f(enc)
+    }
+}
+
+/// # Safety
+/// - `m` must be a mapping of a segment with this geometry whose shard `i` is formatted,
+///   or being formatted by the caller under the creation flock.
+unsafe fn shard_at(m: &Mapping, stride: u64, arena_len: u32, i: usize) -> Shard {
+    // SAFETY: SHARDS_OFFSET + i * stride + stride <= total size by Geometry::for_size.
+    let header = unsafe { m.ptr().add(SHARDS_OFFSET + i * stride as usize) }.cast::<ShardHeader>();
+    // SAFETY: forwarded to the caller.
+    unsafe { Shard::new(header, arena_len) }
+}
+
+fn full(f: shard::Full) -> StoreError {
+    StoreError::Full {
+        need: f.need,
+        capacity: f.capacity,
+    }
+}
+
+impl Store for ShmStore {
+    /// Locking: the key's shard lock; wakes nobody (an expired entry found is reclaimed
+    /// and its waiters woken).
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
+        let (mut g, hash) = self.locked(key)?;
+        let mut now = LazyNow::new(&self.clock);
+        let Some(c) = g.get(hash, key, &mut now, out) else {
+            return Ok(None);
+        };
+        drop(g);
+        if c.compressed {
+            *out = codec::decompress(out, c.raw_len as usize).unwrap_or_default();
+        }
+        let number = || i64::from_ne_bytes(out.as_slice().try_into().unwrap_or_default());
+        let value = match c.kind {
+            KIND_STR => Fetched::Str,
+            KIND_SERIALIZED => Fetched::Serialized,
+            KIND_INT => Fetched::Int(number()),
+            KIND_FLOAT => Fetched::Float(f64::from_bits(number() as u64)),
+            KIND_FALSE => Fetched::Bool(false),
+            KIND_TRUE => Fetched::Bool(true),
+            _ => Fetched::Null,
+        };
+        Ok(Some(Hit {
+            value,
+            version: c.version,
+        }))
+    }
+
+    /// Locking: the key's shard lock.
+    fn exists(&self, key: &[u8]) -> Result<bool> {
+        let (mut g, hash) = self.locked(key)?;
+        Ok(g.exists(hash, key, &mut LazyNow::new(&self.clock)))
+    }
+
+    /// Locking: the key's shard lock; wakes the key's waiters after releasing it.
+    fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
+        self.encoded(value, |v| {
+            let (mut g, hash) = self.locked(key)?;
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(ttl);
+            g.set(hash, key, v, expires, &mut now).map_err(full)
+        })
+    }
+
+    /// Locking: the key's shard lock; wakes the key's waiters when it inserts.
+    fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        self.encoded(value, |mut v| {
+            if ttl.is_some() {
+                v.flags |= FLAG_PINNED;
+            }
+            let (mut g, hash) = self.locked(key)?;
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(ttl);
+            match g.set_nx(hash, key, v, expires, &mut now).map_err(full)? {
+                true => Ok(SetNx::Inserted),
+                false => Ok(SetNx::Exists),
+            }
+        })
+    }
+
+    /// Locking: the key's shard lock; wakes the key's waiters when it deletes.
+    fn del(&self, key: &[u8]) -> Result<bool> {
+        let (mut g, hash) = self.locked(key)?;
+        Ok(g.del(hash, key, &mut LazyNow::new(&self.clock)))
+    }
+
+    /// Locking: the key's shard lock (the compare and the delete happen under it); wakes
+    /// the key's waiters when it deletes.
+    fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        let (mut g, hash) = self.locked(key)?;
+        Ok(g.del_if_eq(hash, key, expected, &mut LazyNow::new(&self.clock)))
+    }
+
+    /// Locking: the key's shard lock (read, add and write under it); wakes the key's waiters.
+    fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
+        let (mut g, hash) = self.locked(key)?;
+        let mut now = LazyNow::new(&self.clock);
+        let expires = now.deadline(ttl);
+        g.incr_by(hash, key, by, expires, &mut now)
+            .map_err(|e| match e {
+                IncrError::NotAnInteger => StoreError::NotAnInteger,
+                IncrError::Overflow => StoreError::Overflow,
+                IncrError::Full(f) => full(f),
+            })
+    }
+
+    /// Locking: the key's shard lock.
+    fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
+        let (mut g, hash) = self.locked(key)?;
+        let mut now = LazyNow::new(&self.clock);
+        let expires = now.deadline(ttl);
+        Ok(g.expire(hash, key, expires, &mut now))
+    }
+
+    /// Locking: the key's shard lock.
+    fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
+        let (mut g, hash) = self.locked(key)?;
+        let mut now = LazyNow::new(&self.clock);
+        Ok(match g.expires_at(hash, key, &mut now) {
+            None => KeyTtl::Missing,
+            Some(0) => KeyTtl::Persistent,
+            Some(at) => KeyTtl::Remaining(Duration::from_nanos(at.saturating_sub(now.get()))),
+        })
+    }
+
+    /// Locking: every shard lock in turn, one at a time; wakes the waiters of what it removed.
+    fn clear(&self, prefix: &[u8]) -> Result<u64> {
+        let mut n = 0;
+        for s in &self.shards {
+            n += s.lock(self.wait)?.clear(prefix);
+        }
+        Ok(n)
+    }
+
+    /// Locking: every shard lock in turn, one at a time.
+    fn stats(&self) -> Result<Stats> {
+        let mut t = Stats {
+            memory_size: self.size,
+            shards: SHARD_COUNT as u64,
+            ..Stats::default()
+        };
+        for s in &self.shards {
+            let st = s.lock(self.wait)?.stats();
+            t.memory_used += st.used;
+            t.entries += st.entries;
+            t.hits += st.hits;
+            t.misses += st.misses;
+            t.evictions += st.evictions;
+            t.expirations += st.expirations;
+            t.repairs += st.repairs;
+        }
+        Ok(t)
+    }
+
+    /// Locking: the key's shard lock, briefly, on every check; sleeps on the key's futex
+    /// word between checks, at most `WAIT_SLICE` at a time.
+    fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool> {
+        let hash = hash_key(key);
+        self.wait.wait_until(hash, timeout, || {
+            let (mut g, hash) = self.locked(key)?;
+            Ok(g.version(hash, key, &mut LazyNow::new(&self.clock)) != last_version)
+        })
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "shm ({}, {} bytes, {SHARD_COUNT} shards)",
+            self.path.display(),
+            self.size
+        )
+    }
+}
+
+/// Stores opened by this process, by segment path: every `Kv` on one store shares one
+/// mapping. A forked child inherits them, which is right: the mapping is shared memory.
+static OPEN: Mutex<Option<HashMap<PathBuf, Arc<ShmStore>>>> = Mutex::new(None);
+
+/// Opens a store once per process (see `OPEN`); warnings only come with the first open.
+pub fn open_shared(
+    opts: &ShmOptions,
+) -> std::result::Result<(Arc<ShmStore>, Vec<String>), ShmError> {
+    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+    let map = open.get_or_insert_with(HashMap::new);
+    let path = opts.path();
+    if let Some(s) = map.get(&path) {
+        return Ok((s.clone(), Vec::new()));
+    }
+    let (store, warnings) = ShmStore::open(opts)?;
+    let store = Arc::new(store);
+    map.insert(path, store.clone());
+    Ok((store, warnings))
+}

@@ -1,0 +1,643 @@
+//! One shard: its lock guard, and every operation on its entries.
+//!
+//! Each public method of `Guard` runs entirely under the shard's mutex, which the guard
+//! holds; none calls out of the engine (no PHP, no allocation that can longjmp), so a lock
+//! is always released. Waiters are woken after the mutex is released, when the guard drops.
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::ShmError;
+use super::alloc;
+use super::arena::Arena;
+use super::clock::LazyNow;
+use super::constants::{ARENA_START, EVICTION_SAMPLE};
+use super::index::{self, Probe};
+use super::layout::*;
+use super::mutex::{self, Acquired};
+use super::repair;
+use super::wait::WaitTable;
+
+/// A write that cannot fit in its shard even after evicting everything evictable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Full {
+    pub need: u64,
+    pub capacity: u64,
+}
+
+/// A value ready to be stored: its kind, flags and bytes (compressed if `flags` says so).
+#[derive(Debug, Clone, Copy)]
+pub struct Encoded<'a> {
+    pub kind: u8,
+    pub flags: u8,
+    pub bytes: &'a [u8],
+    pub raw_len: u32,
+}
+
+/// What `get` copied out: the stored bytes are in the caller's buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Copied {
+    pub kind: u8,
+    pub compressed: bool,
+    pub raw_len: u32,
+    pub version: u64,
+}
+
+#[derive(Debug)]
+pub enum IncrError {
+    NotAnInteger,
+    Overflow,
+    Full(Full),
+}
+
+/// A shard's counters, read under its lock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ShardStats {
+    pub used: u64,
+    pub entries: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    pub expirations: u64,
+    pub repairs: u64,
+}
+
+/// This process's handle on one shard of the mapped segment.
+pub struct Shard {
+    header: *mut ShardHeader,
+    arena: Arena,
+}
+
+// SAFETY: the pointers target the shared mapping, which the owning ShmStore keeps alive;
+// all access to what they point at goes through the process-shared mutex (Guard).
+unsafe impl Send for Shard {}
+// SAFETY: as above: `&Shard` only hands out access under the mutex.
+unsafe impl Sync for Shard {}
+
+const PENDING_WAKES: usize = 8;
+
+/// The held shard lock, and the operations that need it.
+pub struct Guard<'a> {
+    h: &'a mut ShardHeader,
+    a: Arena,
+    mutex: *mut libc::pthread_mutex_t,
+    wait: WaitTable,
+    wakes: [u64; PENDING_WAKES],
+    n_wakes: usize,
+    wake_everyone: bool,
+}
+
+fn value_start(key_len: u32) -> u32 {
+    (ENTRY_HEADER + key_len).next_multiple_of(8)
+}
+
+impl Shard {
+    /// # Safety
+    /// - `header` must point to a `ShardHeader` initialised by [`Shard::format`] (or being
+    ///   formatted by the caller under the creation flock), followed by its arena of
+    ///   `arena_len` bytes, in a mapping that outlives this handle.
+    pub unsafe fn new(header: *mut ShardHeader, arena_len: u32) -> Self {
+        let base = header
+            .cast::<u8>()
+            .wrapping_add(size_of::<ShardHeader>().next_multiple_of(64));
+        // SAFETY: the arena follows the header inside the mapping (contract above; the
+        // segment lays shards out that way) and is 64-aligned.
+        let arena = unsafe { Arena::new(base, arena_len) };
+        Shard { header, arena }
+    }
+
+    /// Bytes a shard needs before its arena.
+    pub const fn header_bytes() -> usize {
+        size_of::<ShardHeader>().next_multiple_of(64)
+    }
+
+    /// Formats a zero-filled shard: mutex, one free block, an empty index.
+    ///
+    /// # Safety
+    /// - The caller holds the segment's creation flock and nobody else maps the segment
+    ///   yet, so this process is the only accessor.
+    pub unsafe fn format(&self, seed: u64) -> Result<(), ShmError> {
+        // SAFETY: exclusive access per the contract; the pointer is valid (Shard::new).
+        let h = unsafe { &mut *self.header };
+        // SAFETY: the mutex field is inside the mapping and unused (contract).
+        unsafe { mutex::init(&raw mut h.mutex)? };
+        h.arena_len = self.arena.len();
+        h.rng = seed | 1;
+        alloc::reset(h, self.arena);
+        repair::rebuild(h, self.arena);
+        Ok(())
+    }
+
+    /// Takes the shard lock, repairing the shard first if its last holder died or panicked.
+    ///
+    /// Locking: blocks until this shard's mutex is free. Wakes nobody.
+    pub fn lock(&self, wait: WaitTable) -> Result<Guard<'_>, ShmError> {
+        // SAFETY: the header lives in the mapping for our lifetime (Shard::new); taking a
+        // raw pointer to the mutex field creates no reference.
+        let m = unsafe { &raw mut (*self.header).mutex };
+        // SAFETY: `m` is an initialised robust mutex (Shard::format); NTS PHP calls us from
+        // one thread, and no Guard of this shard is alive in this thread (guards never nest).
+        let acquired = unsafe { mutex::lock(m)? };
+        // SAFETY: we hold the mutex, which makes this process the only accessor of the
+        // header until the guard unlocks it.
+        let h = unsafe { &mut *self.header };
+        if acquired == Acquired::OwnerDied || h.needs_repair != 0 {
+            repair::rebuild(h, self.arena);
+            h.repairs = h.repairs.wrapping_add(1);
+            if acquired == Acquired::OwnerDied {
+                // SAFETY: we hold `m`, acquired with OwnerDied; the shard is now consistent.
+                unsafe { mutex::mark_consistent(m) };
+            }
+        }
+        Ok(Guard {
+            h,
+            a: self.arena,
+            mutex: m,
+            wait,
+            wakes: [0; PENDING_WAKES],
+            n_wakes: 0,
+            wake_everyone: false,
+        })
+    }
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // A panic mid-operation may have left derived state half-updated.
+            self.h.needs_repair = 1;
+        }
+        // SAFETY: this guard holds the mutex (Shard::lock) and unlocks it exactly once.
+        unsafe { mutex::unlock(self.mutex) };
+        if self.wake_everyone {
+            self.wait.notify_all();
+        } else {
+            for &hash in &self.wakes[..self.n_wakes] {
+                self.wait.notify(hash);
+            }
+        }
+    }
+}
+
+impl Guard<'_> {
+    fn changed(&mut self, hash: u64) {
+        if self.n_wakes < PENDING_WAKES {
+            self.wakes[self.n_wakes] = hash;
+            self.n_wakes += 1;
+        } else {
+            self.wake_everyone = true;
+        }
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        let s = self.h.seq;
+        self.h.seq += 1;
+        s
+    }
+
+    /// Finds a live entry; an expired one is reclaimed on the way and reported absent.
+    fn locate(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> Option<(u32, u32)> {
+        match index::probe(self.h, self.a, hash, key) {
+            Probe::Vacant { .. } => None,
+            Probe::Found { pos, off } => {
+                if now.expired(self.a.u64(off + E_EXPIRES)) {
+                    self.remove(pos, off);
+                    self.h.expirations += 1;
+                    None
+                } else {
+                    Some((pos, off))
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, pos: u32, off: u32) {
+        let hash = self.a.u64(off + E_HASH);
+        index::remove_at(self.h, self.a, pos);
+        self.h.live -= 1;
+        alloc::free(self.h, self.a, off);
+        self.changed(hash);
+    }
+
+    /// Copies the value of `key` into `out` (cleared first).
+    pub fn get(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        now: &mut LazyNow,
+        out: &mut Vec<u8>,
+    ) -> Option<Copied> {
+        let Some((_, off)) = self.locate(hash, key, now) else {
+            self.h.misses += 1;
+            return None;
+        };
+        let a = self.a;
+        self.h.tick += 1;
+        a.set_u64(off + E_ATIME, self.h.tick);
+        self.h.hits += 1;
+        let key_len = a.u32(off + E_KEY_LEN);
+        let stored = a.u32(off + E_STORED_LEN);
+        out.clear();
+        out.extend_from_slice(a.bytes(off + value_start(key_len), stored));
+        Some(Copied {
+            kind: a.u8(off + E_KIND),
+            compressed: a.u8(off + E_FLAGS) & FLAG_COMPRESSED != 0,
+            raw_len: a.u32(off + E_RAW_LEN),
+            version: a.u64(off + E_SEQ),
+        })
+    }
+
+    pub fn exists(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> bool {
+        self.locate(hash, key, now).is_some()
+    }
+
+    /// The key's version: the write sequence of its entry, 0 when absent.
+    pub fn version(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> u64 {
+        self.locate(hash, key, now)
+            .map_or(0, |(_, off)| self.a.u64(off + E_SEQ))
+    }
+
+    /// Stores `v` under `key`, replacing any entry. On `Full` the old value stays.
+    pub fn set(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        v: Encoded,
+        expires_at: u64,
+        now: &mut LazyNow,
+    ) -> Result<(), Full> {
+        let existing = self.locate(hash, key, now);
+        self.write(hash, key, v, expires_at, existing.map(|(_, off)| off), now)
+    }
+
+    /// Stores `v` only if `key` is absent (an expired entry is absent). Returns whether it
+    /// was stored.
+    pub fn set_nx(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        v: Encoded,
+        expires_at: u64,
+        now: &mut LazyNow,
+    ) -> Result<bool, Full> {
+        if self.locate(hash, key, now).is_some() {
+            return Ok(false);
+        }
+        self.write(hash, key, v, expires_at, None, now)
+            .map(|()| true)
+    }
+
+    fn write(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        v: Encoded,
+        expires_at: u64,
+        old: Option<u32>,
+        now: &mut LazyNow,
+    ) -> Result<(), Full> {
+        let vstart = value_start(key.len() as u32);
+        let full = Full {
+            need: vstart as u64 + v.bytes.len() as u64,
+            capacity: self.a.len() as u64,
+        };
+        let size = alloc::block_size_for(full.need).ok_or(full)?;
+        if old.is_none() {
+            self.ensure_index_room(now)?;
+        }
+        let off = self.alloc_or_evict(size, old.unwrap_or(0), now)?;
+        let a = self.a;
+        a.set_state(off, PENDING);
+        let seq = self.next_seq();
+        self.h.tick += 1;
+        a.set_u64(off + E_HASH, hash);
+        a.set_u64(off + E_SEQ, seq);
+        a.set_u64(off + E_EXPIRES, expires_at);
+        a.set_u64(off + E_ATIME, self.h.tick);
+        a.set_u32(off + E_KEY_LEN, key.len() as u32);
+        a.set_u32(off + E_STORED_LEN, v.bytes.len() as u32);
+        a.set_u32(off + E_RAW_LEN, v.raw_len);
+        a.set_u8(off + E_KIND, v.kind);
+        a.set_u8(off + E_FLAGS, v.flags);
+        a.write(off + ENTRY_HEADER, key);
+        a.write(off + vstart, v.bytes);
+        // The entry exists from here on; until the old one is freed, repair prefers the
+        // newer seq.
+        a.set_state(off, LIVE);
+        match index::probe(self.h, a, hash, key) {
+            Probe::Found { pos, off: previous } => {
+                index::put(self.h, a, pos, hash, off);
+                alloc::free(self.h, a, previous);
+            }
+            Probe::Vacant { pos } => {
+                index::put(self.h, a, pos, hash, off);
+                self.h.live += 1;
+            }
+        }
+        self.changed(hash);
+        Ok(())
+    }
+
+    pub fn del(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> bool {
+        match self.locate(hash, key, now) {
+            Some((pos, off)) => {
+                self.remove(pos, off);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Deletes `key` only if its value equals `expected` (a string, compared after
+    /// decompression; an integer compares as its decimal form).
+    pub fn del_if_eq(&mut self, hash: u64, key: &[u8], expected: &[u8], now: &mut LazyNow) -> bool {
+        let Some((pos, off)) = self.locate(hash, key, now) else {
+            return false;
+        };
+        if self.value_equals(off, expected) {
+            self.remove(pos, off);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn value_equals(&self, off: u32, expected: &[u8]) -> bool {
+        let a = self.a;
+        let stored = a.bytes(
+            off + value_start(a.u32(off + E_KEY_LEN)),
+            a.u32(off + E_STORED_LEN),
+        );
+        match a.u8(off + E_KIND) {
+            KIND_STR if a.u8(off + E_FLAGS) & FLAG_COMPRESSED != 0 => {
+                a.u32(off + E_RAW_LEN) as usize == expected.len()
+                    && crate::codec::decompress(stored, expected.len())
+                        .is_some_and(|raw| raw == expected)
+            }
+            KIND_STR => stored == expected,
+            KIND_INT => {
+                let v = i64::from_ne_bytes(stored.try_into().unwrap_or_default());
+                v.to_string().as_bytes() == expected
+            }
+            _ => false,
+        }
+    }
+
+    /// Adds `by` to the integer at `key`, creating it (with `expires_if_new`) at `by`.
+    /// A string holding a decimal integer counts as one.
+    pub fn incr_by(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        by: i64,
+        expires_if_new: u64,
+        now: &mut LazyNow,
+    ) -> Result<i64, IncrError> {
+        let a = self.a;
+        let Some((_, off)) = self.locate(hash, key, now) else {
+            let bytes = by.to_ne_bytes();
+            let v = Encoded {
+                kind: KIND_INT,
+                flags: 0,
+                bytes: &bytes,
+                raw_len: 8,
+            };
+            self.write(hash, key, v, expires_if_new, None, now)
+                .map_err(IncrError::Full)?;
+            return Ok(by);
+        };
+        let at = off + value_start(a.u32(off + E_KEY_LEN));
+        let stored = a.u32(off + E_STORED_LEN);
+        match a.u8(off + E_KIND) {
+            KIND_INT => {
+                let n = (a.u64(at) as i64)
+                    .checked_add(by)
+                    .ok_or(IncrError::Overflow)?;
+                a.set_u64(at, n as u64);
+                let seq = self.next_seq();
+                a.set_u64(off + E_SEQ, seq);
+                self.changed(hash);
+                Ok(n)
+            }
+            KIND_STR if a.u8(off + E_FLAGS) & FLAG_COMPRESSED == 0 => {
+                let current = std::str::from_utf8(a.bytes(at, stored))
+                    .ok()
+                    .and_then(|s| s.parse::<i64>().ok())
+                    .ok_or(IncrError::NotAnInteger)?;
+                let n = current.checked_add(by).ok_or(IncrError::Overflow)?;
+                let bytes = n.to_ne_bytes();
+                let v = Encoded {
+                    kind: KIND_INT,
+                    flags: 0,
+                    bytes: &bytes,
+                    raw_len: 8,
+                };
+                let expires = a.u64(off + E_EXPIRES);
+                self.write(hash, key, v, expires, Some(off), now)
+                    .map_err(IncrError::Full)?;
+                Ok(n)
+            }
+            _ => Err(IncrError::NotAnInteger),
+        }
+    }
+
+    /// Sets a live key's expiry (0 = never). Returns whether the key exists.
+    pub fn expire(&mut self, hash: u64, key: &[u8], expires_at: u64, now: &mut LazyNow) -> bool {
+        match self.locate(hash, key, now) {
+            Some((_, off)) => {
+                self.a.set_u64(off + E_EXPIRES, expires_at);
+                self.changed(hash);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The key's absolute expiry: `None` when absent, `Some(0)` when it never expires.
+    pub fn expires_at(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> Option<u64> {
+        self.locate(hash, key, now)
+            .map(|(_, off)| self.a.u64(off + E_EXPIRES))
+    }
+
+    /// Removes every key starting with `prefix` (every key when it is empty). Returns how
+    /// many were removed.
+    pub fn clear(&mut self, prefix: &[u8]) -> u64 {
+        if prefix.is_empty() {
+            let n = self.h.live as u64;
+            alloc::reset(self.h, self.a);
+            repair::rebuild(self.h, self.a);
+            self.wake_everyone = true;
+            return n;
+        }
+        let mut removed = 0;
+        let mut pos = 0;
+        while pos < self.h.index_slots {
+            let s = index::slot(self.h, self.a, pos);
+            let off = s as u32;
+            if s != 0
+                && self
+                    .a
+                    .bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN))
+                    .starts_with(prefix)
+            {
+                // The run after `pos` shifts back into it: look at `pos` again.
+                self.remove(pos, off);
+                removed += 1;
+            } else {
+                pos += 1;
+            }
+        }
+        removed
+    }
+
+    pub fn stats(&self) -> ShardStats {
+        ShardStats {
+            used: self.h.used,
+            entries: self.h.live as u64,
+            hits: self.h.hits,
+            misses: self.h.misses,
+            evictions: self.h.evictions,
+            expirations: self.h.expirations,
+            repairs: self.h.repairs as u64,
+        }
+    }
+
+    /// Checks the shard's invariants (see `repair::verify`).
+    pub fn verify(&self) -> Result<u32, String> {
+        repair::verify(self.h, self.a)
+    }
+
+    fn ensure_index_room(&mut self, now: &mut LazyNow) -> Result<(), Full> {
+        if !index::is_full(self.h) {
+            return Ok(());
+        }
+        let slots = self.h.index_slots * 2;
+        let need = index::index_bytes(slots);
+        let full = Full {
+            need,
+            capacity: self.a.len() as u64,
+        };
+        let size = alloc::block_size_for(need).ok_or(full)?;
+        let off = self.alloc_or_evict(size, 0, now)?;
+        index::format(self.a, off, slots);
+        let old = index::migrate(self.h, self.a, off, slots);
+        alloc::free(self.h, self.a, old);
+        Ok(())
+    }
+
+    /// Allocates `size` bytes, making room if needed: merge free blocks, drop expired
+    /// entries, then evict approximately least-recently-used ones — never a lock before
+    /// it expires, never the entry at `protect` (the value being replaced).
+    fn alloc_or_evict(&mut self, size: u32, protect: u32, now: &mut LazyNow) -> Result<u32, Full> {
+        if let Some(off) = alloc::alloc(self.h, self.a, size) {
+            return Ok(off);
+        }
+        let full = Full {
+            need: size as u64,
+            capacity: self.a.len() as u64,
+        };
+        let index =
+            alloc::block_size_for(index::index_bytes(self.h.index_slots)).unwrap_or(u32::MAX);
+        if size as u64 + index as u64 + ARENA_START as u64 > self.a.len() as u64 {
+            return Err(full);
+        }
+        if alloc::coalesce(self.h, self.a) >= size {
+            return alloc::alloc(self.h, self.a, size).ok_or(full);
+        }
+        if self.reclaim_expired(now) > 0 && alloc::coalesce(self.h, self.a) >= size {
+            return alloc::alloc(self.h, self.a, size).ok_or(full);
+        }
+        let batch = (size as u64).max(self.a.len() as u64 / 64);
+        loop {
+            let mut freed = 0u64;
+            while freed < batch {
+                match self.evict_one(protect, now) {
+                    Some(bytes) => freed += bytes,
+                    None => break,
+                }
+            }
+            if alloc::coalesce(self.h, self.a) >= size {
+                return alloc::alloc(self.h, self.a, size).ok_or(full);
+            }
+            if freed == 0 {
+                return Err(full);
+            }
+        }
+    }
+
+    /// Removes every expired entry; returns the bytes freed.
+    fn reclaim_expired(&mut self, now: &mut LazyNow) -> u64 {
+        let mut freed = 0;
+        let mut pos = 0;
+        while pos < self.h.index_slots {
+            let off = index::slot(self.h, self.a, pos) as u32;
+            if off != 0 && now.expired(self.a.u64(off + E_EXPIRES)) {
+                freed += self.a.block_size(off) as u64;
+                self.remove(pos, off);
+                self.h.expirations += 1;
+            } else {
+                pos += 1;
+            }
+        }
+        freed
+    }
+
+    fn next_random(&mut self) -> u64 {
+        let mut x = self.h.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.h.rng = x;
+        x
+    }
+
+    /// Evicts the least recently used of a few sampled evictable entries. Returns the
+    /// bytes freed, or `None` when nothing in the shard may be evicted.
+    fn evict_one(&mut self, protect: u32, now: &mut LazyNow) -> Option<u64> {
+        let slots = self.h.index_slots;
+        let start = (self.next_random() % slots as u64) as u32;
+        let mut victim: Option<(u64, u32)> = None;
+        let mut seen = 0;
+        for i in 0..slots {
+            let off = index::slot(self.h, self.a, (start + i) & (slots - 1)) as u32;
+            if off == 0 || off == protect {
+                continue;
+            }
+            let expires = self.a.u64(off + E_EXPIRES);
+            let pinned = self.a.u8(off + E_FLAGS) & FLAG_PINNED != 0;
+            if pinned && !now.expired(expires) {
+                continue;
+            }
+            let atime = if now.expired(expires) {
+                0
+            } else {
+                self.a.u64(off + E_ATIME)
+            };
+            if victim.is_none_or(|(t, _)| atime < t) {
+                victim = Some((atime, off));
+            }
+            seen += 1;
+            if seen == EVICTION_SAMPLE {
+                break;
+            }
+        }
+        let (_, off) = victim?;
+        let hash = self.a.u64(off + E_HASH);
+        let key = self
+            .a
+            .bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN))
+            .to_vec();
+        let Probe::Found { pos, .. } = index::probe(self.h, self.a, hash, &key) else {
+            return None;
+        };
+        let bytes = self.a.block_size(off) as u64;
+        self.remove(pos, off);
+        self.h.evictions += 1;
+        Some(bytes)
+    }
+}
+
+/// The hash every shard and index decision is made from (stable across builds).
+#[inline]
+pub fn hash_key(key: &[u8]) -> u64 {
+    xxh3_64(key)
+}

@@ -1,0 +1,58 @@
+//! Helpers shared by the engine's integration tests: a private store per test, in its
+//! own directory under /dev/shm, removed when the test ends.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use ephpm::store::shm::{Clock, ShmOptions, ShmStore};
+
+pub struct TestDir(pub PathBuf);
+
+impl TestDir {
+    pub fn new(tag: &str) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = PathBuf::from(format!(
+            "/dev/shm/ephpm-test-{}-{}-{tag}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).expect("create test dir");
+        TestDir(dir)
+    }
+
+    pub fn options(&self, size: u64) -> ShmOptions {
+        ShmOptions {
+            dir: self.0.clone(),
+            ..ShmOptions::new("t", size)
+        }
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fresh store of `size` bytes with the real clock.
+pub fn store(size: u64) -> (TestDir, ShmStore) {
+    let dir = TestDir::new("s");
+    let (s, warnings) = ShmStore::open(&dir.options(size)).expect("open store");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    (dir, s)
+}
+
+/// A fresh store whose clock the test moves by hand.
+pub fn store_with_clock(size: u64) -> (TestDir, ShmStore, Clock) {
+    let dir = TestDir::new("c");
+    let clock = Clock::manual(1_000_000_000);
+    let opts = ShmOptions {
+        clock: clock.clone(),
+        ..dir.options(size)
+    };
+    let (s, _) = ShmStore::open(&opts).expect("open store");
+    (dir, s, clock)
+}
+
+pub const MB: u64 = 1 << 20;
