@@ -2,6 +2,8 @@
 //! own directory under /dev/shm, removed when the test ends.
 #![allow(dead_code)]
 
+pub mod child;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 

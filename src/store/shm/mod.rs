@@ -297,6 +297,13 @@ impl Store for ShmStore {
 
     /// Locking: the key's shard lock; wakes the key's waiters when it inserts.
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        #[cfg(feature = "broken-atomicity")]
+        if self.exists(key)? {
+            return Ok(SetNx::Exists);
+        } else {
+            std::thread::yield_now();
+            return self.set(key, value, ttl).map(|()| SetNx::Inserted);
+        }
         self.encoded(value, |mut v| {
             if ttl.is_some() {
                 v.flags |= FLAG_PINNED;
@@ -320,12 +327,32 @@ impl Store for ShmStore {
     /// Locking: the key's shard lock (the compare and the delete happen under it); wakes
     /// the key's waiters when it deletes.
     fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        #[cfg(feature = "broken-atomicity")]
+        {
+            let mut out = Vec::new();
+            let same = matches!(self.get(key, &mut out)?, Some(h) if h.value == Fetched::Str && out == expected);
+            std::thread::yield_now();
+            return if same { self.del(key) } else { Ok(false) };
+        }
         let (mut g, hash) = self.locked(key)?;
         Ok(g.del_if_eq(hash, key, expected, &mut LazyNow::new(&self.clock)))
     }
 
     /// Locking: the key's shard lock (read, add and write under it); wakes the key's waiters.
     fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
+        #[cfg(feature = "broken-atomicity")]
+        {
+            let mut out = Vec::new();
+            let n = match self.get(key, &mut out)? {
+                Some(Hit {
+                    value: Fetched::Int(n),
+                    ..
+                }) => n + by,
+                _ => by,
+            };
+            std::thread::yield_now();
+            return self.set(key, Value::Int(n), ttl).map(|()| n);
+        }
         let (mut g, hash) = self.locked(key)?;
         let mut now = LazyNow::new(&self.clock);
         let expires = now.deadline(ttl);

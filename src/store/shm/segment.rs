@@ -6,7 +6,9 @@
 //! make sure the file locked is still the one at the path (a replacer may have unlinked
 //! it meanwhile), refuse a file owned by another uid, then either initialise an empty file
 //! and publish its header's magic last, or validate the existing header. The flock is
-//! released once the file is mapped; the kernel drops it if the process dies.
+//! released explicitly once the file is mapped: the mapping keeps the open file
+//! description alive, so closing the descriptor alone would keep the lock held. The
+//! kernel drops it if the process dies.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -195,6 +197,7 @@ pub fn open(
             write_header(&mapping, &geometry);
             init(&mapping, &geometry)?;
             mapping.header().magic.store(MAGIC, Ordering::Release);
+            flock(&file, libc::LOCK_UN)?;
             return Ok(Opened {
                 mapping,
                 geometry,
@@ -204,6 +207,7 @@ pub fn open(
         let mapping = Mapping::map(&file, meta.len().max(size_of::<SegmentHeader>() as u64))?;
         match mismatch(&mapping, meta.len(), geometry) {
             None => {
+                flock(&file, libc::LOCK_UN)?;
                 return Ok(Opened {
                     mapping,
                     geometry,
@@ -217,7 +221,8 @@ pub fn open(
                 ));
                 drop(mapping);
                 std::fs::remove_file(path).map_err(|e| file_error(path, "unlink", e))?;
-                // Dropping `file` releases the flock; waiters re-check the path and start over.
+                // Waiters for the lock find the path gone or new, and start over.
+                flock(&file, libc::LOCK_UN)?;
             }
         }
     }

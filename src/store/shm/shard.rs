@@ -141,6 +141,7 @@ impl Shard {
         // header until the guard unlocks it.
         let h = unsafe { &mut *self.header };
         if acquired == Acquired::OwnerDied || h.needs_repair != 0 {
+            #[cfg(not(feature = "no-repair"))]
             repair::rebuild(h, self.arena);
             h.repairs = h.repairs.wrapping_add(1);
             if acquired == Acquired::OwnerDied {
