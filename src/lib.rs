@@ -6,12 +6,27 @@
 //!   backends: `store::shm` (the host-wide shared-memory store)
 //! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
 //! - `codec`     lz4 compression of large values
+//! - `config`    the process's settings and the parsing of their values
 //! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
 //!   The only module that knows PHP; everything above is tested with `cargo test`.
 
 pub mod codec;
+pub mod config;
 pub mod keyspace;
 pub mod store;
 
 #[cfg(feature = "php")]
 mod php;
+
+#[cfg(feature = "php")]
+use ext_php_rs::prelude::*;
+
+/// The module: ini and exceptions at startup, then the classes and functions.
+#[cfg(feature = "php")]
+#[php_module]
+pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
+    let module = module
+        .startup_function(php::startup)
+        .info_function(php::info::module_info);
+    php::functions::register(module.class::<php::kv::Kv>())
+}

@@ -21,7 +21,10 @@
 pub mod dsn;
 pub mod shm;
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::config::Config;
 
 /// A value to store. Strings are bytes; `Serialized` is the PHP layer's serializer output
 /// (arrays, objects), opaque to the engine.
@@ -130,4 +133,21 @@ pub trait Store: Send + Sync {
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool>;
     /// One line saying what this store is (for `php --ri ephpm`).
     fn describe(&self) -> String;
+}
+
+/// Opens the store a DSN names (see `dsn.rs`), once per process per store. The strings
+/// are warnings for the user (a segment that had to be replaced, and why).
+pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)> {
+    match dsn::parse(dsn)? {
+        dsn::Dsn::Shm { name } => {
+            let name = name.unwrap_or_else(|| config.store_name.clone());
+            dsn::valid_name(&name)?;
+            let opts = shm::ShmOptions {
+                compress_threshold: config.compress_threshold.min(usize::MAX as u64) as usize,
+                ..shm::ShmOptions::new(&name, config.shm_size)
+            };
+            let (store, warnings) = shm::open_shared(&opts)?;
+            Ok((store, warnings))
+        }
+    }
 }

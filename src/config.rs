@@ -1,0 +1,57 @@
+//! The settings a process runs with (from the `ephpm.*` ini entries), and the parsing of
+//! their values. No PHP types here: the php layer reads the ini and builds a `Config`.
+
+/// Settings read once at module startup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// `ephpm.dsn`: the store a `new Ephpm\Kv()` without a DSN uses.
+    pub dsn: String,
+    /// `ephpm.store_name`: the name of the `shm://` store.
+    pub store_name: String,
+    /// `ephpm.shm_size`, in bytes.
+    pub shm_size: u64,
+    /// `ephpm.compress_threshold`, in bytes (0 = never compress).
+    pub compress_threshold: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            dsn: "shm://".into(),
+            store_name: "default".into(),
+            shm_size: 64 << 20,
+            compress_threshold: 64 << 10,
+        }
+    }
+}
+
+/// Parses a size in PHP's shorthand: digits with an optional K, M or G suffix (either
+/// case), as `memory_limit` and `apc.shm_size` take them.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (digits, shift) = match s.as_bytes().last()? {
+        b'k' | b'K' => (&s[..s.len() - 1], 10),
+        b'm' | b'M' => (&s[..s.len() - 1], 20),
+        b'g' | b'G' => (&s[..s.len() - 1], 30),
+        _ => (s, 0),
+    };
+    let n: u64 = digits.trim().parse().ok()?;
+    n.checked_mul(1 << shift)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_in_php_shorthand() {
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("1g"), Some(1 << 30));
+        assert_eq!(parse_size("512k"), Some(512 << 10));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("0"), Some(0));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_size("-1M"), None);
+    }
+}

@@ -1,0 +1,218 @@
+//! One PHP call as a Rust handler sees it: the argument count checked, each argument
+//! converted by PHP's own rules (coercion in weak mode, strictness under strict_types,
+//! PHP's exact TypeError and ValueError wording), and `$this`.
+//!
+//! Every conversion that fails has already thrown the PHP exception when it returns
+//! `None`; the handler just returns.
+
+use std::ffi::CString;
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use ext_php_rs::class::RegisteredClass;
+use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::zend::{ExecuteData, ce};
+
+use super::ffi;
+
+/// The signature of a function or method handler.
+pub type Handler = extern "C" fn(&mut ExecuteData, &mut Zval);
+
+/// The arguments and `$this` of the running internal call.
+pub struct Call<'a> {
+    ex: *mut ExecuteData,
+    count: u32,
+    _frame: PhantomData<&'a mut ExecuteData>,
+}
+
+/// Runs a handler body, turning a Rust panic into a PHP `Error` instead of unwinding
+/// into the engine.
+pub fn run(
+    ex: &mut ExecuteData,
+    retval: &mut Zval,
+    body: impl FnOnce(&mut ExecuteData, &mut Zval),
+) {
+    if catch_unwind(AssertUnwindSafe(|| body(ex, retval))).is_err() {
+        super::error::throw_new(
+            ce::error(),
+            "ephpm: internal error (a bug: please report it)".into(),
+        );
+    }
+}
+
+/// Throws PHP's ValueError for argument `arg_num` of the running function:
+/// "f(): Argument #N ($name) <message>".
+pub fn value_error(arg_num: u32, message: &str) {
+    let msg = CString::new(message.replace('\0', "")).unwrap_or_default();
+    // SAFETY: a printf-style format that is a literal "%s" with one C-string argument,
+    // both NUL-terminated and alive for the call; we are inside an internal call, which
+    // is what the helper reads the function name from.
+    unsafe { ffi::zend_argument_value_error(arg_num, c"%s".as_ptr(), msg.as_ptr()) };
+}
+
+/// A TTL argument, validated: `None` for 0 (no expiry).
+pub fn ttl_from_seconds(seconds: f64, arg_num: u32) -> Option<Option<std::time::Duration>> {
+    if !seconds.is_finite() {
+        value_error(arg_num, "must be a finite number");
+        None
+    } else if seconds < 0.0 {
+        value_error(arg_num, "must be greater than or equal to 0");
+        None
+    } else if seconds == 0.0 {
+        Some(None)
+    } else {
+        Some(Some(std::time::Duration::from_secs_f64(seconds.min(1e12))))
+    }
+}
+
+impl<'a> Call<'a> {
+    /// Checks that between `min` and `max` arguments were passed; throws PHP's
+    /// ArgumentCountError otherwise.
+    pub fn new(ex: &'a mut ExecuteData, min: u32, max: u32) -> Option<Self> {
+        // SAFETY: `This.u2.num_args` is the argument count of the frame PHP passed us
+        // (ZEND_CALL_NUM_ARGS); reading a u32 from the union is always defined.
+        let count = unsafe { ex.This.u2.num_args };
+        if count < min || count > max {
+            // SAFETY: called inside an internal call, as the helper requires.
+            unsafe { ffi::zend_wrong_parameters_count_error(min, max) };
+            return None;
+        }
+        Some(Call {
+            ex,
+            count,
+            _frame: PhantomData,
+        })
+    }
+
+    /// `$this`, as the Rust object of class `T`.
+    pub fn this<T: RegisteredClass>(&self) -> Option<&'a mut T> {
+        // SAFETY: `ex` is the live frame of this call (Call::new); the object outlives it,
+        // and a handler takes `$this` once.
+        let obj = unsafe { (*self.ex).get_object::<T>() }?;
+        Some(&mut **obj)
+    }
+
+    /// Argument `i` (0-based) if it was passed.
+    pub fn arg(&self, i: u32) -> Option<&'a mut Zval> {
+        if i >= self.count {
+            return None;
+        }
+        // SAFETY: i < num_args, so the slot holds an argument; each slot is distinct
+        // memory, and no two live references to one slot are handed out by one handler.
+        unsafe { (*self.ex).zend_call_arg(i as usize) }
+    }
+
+    /// A `string` argument, coerced as PHP coerces for internal functions.
+    pub fn string(&self, i: u32) -> Option<&'a [u8]> {
+        self.string_as(i, ffi::Z_EXPECTED_STRING)
+    }
+
+    /// A `?string` argument; absent counts as null.
+    pub fn string_or_null(&self, i: u32) -> Option<Option<&'a [u8]>> {
+        match self.arg(i) {
+            None => Some(None),
+            Some(zv) if zv.is_null() => Some(None),
+            Some(_) => self.string_as(i, ffi::Z_EXPECTED_STRING_OR_NULL).map(Some),
+        }
+    }
+
+    fn string_as(&self, i: u32, expected: std::ffi::c_int) -> Option<&'a [u8]> {
+        let zv = self.arg(i)?;
+        if let Some(s) = zv.zend_str() {
+            // SAFETY: re-borrow for the frame's lifetime: the string is the argument's,
+            // which lives until the call returns.
+            return Some(unsafe { &*std::ptr::from_ref(s.as_bytes()) });
+        }
+        let mut dest = std::ptr::null_mut();
+        // SAFETY: `zv` is a live argument slot; PHP converts it in place (weak mode) and
+        // points `dest` at the resulting string, or reports failure.
+        if unsafe { ffi::zend_parse_arg_str_slow(zv, &mut dest, i + 1) } && !dest.is_null() {
+            // SAFETY: `dest` is a zend_string owned by the argument slot.
+            return Some(unsafe { zend_bytes(dest) });
+        }
+        if !ext_php_rs::zend::ExecutorGlobals::has_exception() {
+            self.type_error(i, expected);
+        }
+        None
+    }
+
+    /// An `int` argument, or `default` when absent.
+    pub fn long_or(&self, i: u32, default: i64) -> Option<i64> {
+        let Some(zv) = self.arg(i) else {
+            return Some(default);
+        };
+        if let Some(n) = zv.long() {
+            return Some(n);
+        }
+        let mut n = 0;
+        // SAFETY: a live argument slot and an out-pointer to a local.
+        if unsafe { ffi::zend_parse_arg_long_slow(zv, &mut n, i + 1) } {
+            return Some(n);
+        }
+        if !ext_php_rs::zend::ExecutorGlobals::has_exception() {
+            self.type_error(i, ffi::Z_EXPECTED_LONG);
+        }
+        None
+    }
+
+    /// An `int|float` argument as seconds, or `default` when absent.
+    pub fn number_or(&self, i: u32, default: f64) -> Option<f64> {
+        let Some(zv) = self.arg(i) else {
+            return Some(default);
+        };
+        if let Some(n) = zv.long() {
+            return Some(n as f64);
+        }
+        if let Some(x) = zv.double() {
+            return Some(x);
+        }
+        let mut dest = std::ptr::null_mut();
+        // SAFETY: a live argument slot; PHP converts it in place and points `dest` at it.
+        if unsafe { ffi::zend_parse_arg_number_slow(zv, &mut dest, i + 1) } && !dest.is_null() {
+            // SAFETY: `dest` points at the converted argument slot.
+            let z: &Zval = unsafe { &*dest.cast::<Zval>() };
+            return z.long().map(|n| n as f64).or(z.double());
+        }
+        if !ext_php_rs::zend::ExecutorGlobals::has_exception() {
+            self.type_error(i, ffi::Z_EXPECTED_NUMBER);
+        }
+        None
+    }
+
+    /// An `array` argument.
+    pub fn array(&self, i: u32) -> Option<&'a ZendHashTable> {
+        let zv = self.arg(i)?;
+        if let Some(a) = zv.array() {
+            // SAFETY: the array belongs to the argument slot, alive for the call.
+            return Some(unsafe { &*std::ptr::from_ref(a) });
+        }
+        self.type_error(i, ffi::Z_EXPECTED_ARRAY);
+        None
+    }
+
+    /// A `mixed` argument (references are followed).
+    pub fn mixed(&self, i: u32) -> Option<&'a Zval> {
+        self.arg(i).map(|z| z.dereference())
+    }
+
+    fn type_error(&self, i: u32, expected: std::ffi::c_int) {
+        if let Some(zv) = self.arg(i) {
+            // SAFETY: inside an internal call; `zv` is a live argument slot.
+            unsafe { ffi::zend_wrong_parameter_type_error(i + 1, expected, zv) };
+        }
+    }
+}
+
+/// # Safety
+/// - `s` must point to a live zend_string that outlives `'a`.
+unsafe fn zend_bytes<'a>(s: *mut ext_php_rs::ffi::zend_string) -> &'a [u8] {
+    // SAFETY: forwarded; `len` bytes follow `val` in every zend_string.
+    unsafe { std::slice::from_raw_parts((*s).val.as_ptr().cast::<u8>(), (*s).len) }
+}
+
+/// Throws PHP's TypeError for argument `arg_num`: "f(): Argument #N ($name) <message>".
+pub fn arg_type_error(arg_num: u32, message: &str) {
+    let msg = CString::new(message.replace('\0', "")).unwrap_or_default();
+    // SAFETY: as in `value_error`.
+    unsafe { ffi::zend_argument_type_error(arg_num, c"%s".as_ptr(), msg.as_ptr()) };
+}

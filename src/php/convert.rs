@@ -1,0 +1,142 @@
+//! PHP values to engine values and back. Scalars map natively; arrays and objects go
+//! through PHP's own serializer (`serialize()`'s format, so `__serialize`/`__sleep`
+//! and `__unserialize`/`__wakeup` behave as users expect).
+
+use std::cell::RefCell;
+
+use ext_php_rs::boxed::ZBox;
+use ext_php_rs::flags::DataType;
+use ext_php_rs::types::{ZendStr, Zval};
+use ext_php_rs::zend::{ExecutorGlobals, ce};
+
+use super::error::warn;
+use super::ffi;
+use crate::store::{Fetched, Value};
+
+thread_local! {
+    /// The buffer values are read into, reused so that a read allocates nothing but
+    /// the PHP string it returns.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A buffer past this size is given back after use rather than kept.
+const SCRATCH_KEEP: usize = 1 << 20;
+
+/// Runs `f` with the reusable read buffer. Re-entrant (an `__unserialize` that reads
+/// the store gets a buffer of its own).
+pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    let mut buf = SCRATCH.with(|s| s.take());
+    let r = f(&mut buf);
+    if buf.capacity() <= SCRATCH_KEEP {
+        SCRATCH.with(|s| s.replace(buf));
+    }
+    r
+}
+
+/// Converts `zv` to a storable value and hands it to `f`; `None` when the value cannot
+/// be stored (the exception is thrown).
+pub fn with_value<R>(zv: &Zval, f: impl FnOnce(Value<'_>) -> R) -> Option<R> {
+    let zv = zv.dereference();
+    let v = match zv.get_type() {
+        DataType::String => Value::Str(zv.zend_str().map_or(&[][..], |s| s.as_bytes())),
+        DataType::Long => Value::Int(zv.long().unwrap_or_default()),
+        DataType::Double => Value::Float(zv.double().unwrap_or_default()),
+        DataType::True => Value::Bool(true),
+        DataType::False => Value::Bool(false),
+        DataType::Bool => Value::Bool(zv.bool().unwrap_or_default()),
+        DataType::Null | DataType::Undef => Value::Null,
+        DataType::Array | DataType::Object(_) => {
+            let s = serialize(zv)?;
+            return Some(f(Value::Serialized(s.as_bytes())));
+        }
+        other => {
+            super::error::throw_new(
+                ce::type_error(),
+                format!("ephpm cannot store a value of type {other}"),
+            );
+            return None;
+        }
+    };
+    Some(f(v))
+}
+
+/// `serialize($zv)`; `None` if it threw (a Closure, say).
+fn serialize(zv: &Zval) -> Option<ZBox<ZendStr>> {
+    let mut buf = ffi::SmartStr {
+        s: std::ptr::null_mut(),
+        a: 0,
+    };
+    // SAFETY: the serializer's state is created and destroyed around one call, as
+    // PHP_VAR_SERIALIZE_INIT/DESTROY do; `zv` is a live zval it only reads (the C
+    // signature is not const, the function does not write through it).
+    unsafe {
+        let mut data = ffi::php_var_serialize_init();
+        ffi::php_var_serialize(
+            &mut buf,
+            std::ptr::from_ref(zv).cast_mut().cast(),
+            &mut data,
+        );
+        ffi::php_var_serialize_destroy(data);
+    }
+    if buf.s.is_null() {
+        return None;
+    }
+    // SAFETY: the smart_str's string is a fresh, owned zend_string; ZBox releases it.
+    let s = unsafe { ZBox::from_raw(buf.s) };
+    (!ExecutorGlobals::has_exception()).then_some(s)
+}
+
+/// Writes a fetched value into `out`; `false` if a stored serialized value could not be
+/// unserialized (a warning has been raised).
+pub fn to_zval(value: Fetched, bytes: &[u8], out: &mut Zval) -> bool {
+    match value {
+        Fetched::Str => out.set_zend_string(ZendStr::new(bytes, false)),
+        Fetched::Int(n) => out.set_long(n),
+        Fetched::Float(x) => out.set_double(x),
+        Fetched::Bool(b) => out.set_bool(b),
+        Fetched::Null => out.set_null(),
+        Fetched::Serialized => match unserialize(bytes) {
+            Some(v) => *out = v,
+            None => return false,
+        },
+    }
+    true
+}
+
+fn unserialize(bytes: &[u8]) -> Option<Zval> {
+    let mut v = Zval::new();
+    let mut p = bytes.as_ptr();
+    // SAFETY: `p..max` is the live byte slice; the unserializer's state is created and
+    // destroyed around one call as PHP_VAR_UNSERIALIZE_INIT/DESTROY do (destroy runs
+    // the delayed __wakeup/__unserialize calls); `v` is a valid zval to write into.
+    let ok = unsafe {
+        let max = p.add(bytes.len());
+        let mut hash = ffi::php_var_unserialize_init();
+        let ok =
+            ffi::php_var_unserialize(std::ptr::from_mut(&mut v).cast(), &mut p, max, &mut hash)
+                != 0;
+        ffi::php_var_unserialize_destroy(hash);
+        ok
+    };
+    if ok && !ExecutorGlobals::has_exception() {
+        Some(v)
+    } else {
+        if !ExecutorGlobals::has_exception() {
+            warn(
+                "ephpm: a stored array or object could not be unserialized; returning the default",
+            );
+        }
+        None
+    }
+}
+
+/// A fetched value as the string ePHPm's functions return.
+pub fn to_php_string(value: Fetched, bytes: &[u8]) -> Vec<u8> {
+    match value {
+        Fetched::Str | Fetched::Serialized => bytes.to_vec(),
+        Fetched::Int(n) => n.to_string().into_bytes(),
+        Fetched::Float(x) => x.to_string().into_bytes(),
+        Fetched::Bool(true) => b"1".to_vec(),
+        Fetched::Bool(false) | Fetched::Null => Vec::new(),
+    }
+}

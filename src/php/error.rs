@@ -1,0 +1,95 @@
+//! The one place engine errors become PHP exceptions, and the exception classes ephpm
+//! registers: `Ephpm\StoreException extends \RuntimeException` (a store that failed) and
+//! `Ephpm\StoreFull extends Ephpm\StoreException` (a value that cannot fit).
+//!
+//! The classes are registered with the raw ClassBuilder and no object override, so they
+//! inherit PHP's own exception object: file, line and trace are right, and users can
+//! construct them.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use ext_php_rs::builders::ClassBuilder;
+use ext_php_rs::zend::{ClassEntry, ce};
+
+use super::call::value_error;
+use crate::store::StoreError;
+
+static STORE_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+static STORE_FULL: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+
+/// `\RuntimeException`, found by symbol: `ClassEntry::try_find` does not work during
+/// MINIT (research/ext-php-rs.md, pitfall 1), and SPL is always built in.
+fn runtime_exception() -> &'static ClassEntry {
+    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name; the result, if not null,
+    // is the address of SPL's `zend_class_entry *spl_ce_RuntimeException` variable, set
+    // during SPL's MINIT, which runs before any extension's.
+    let ce = unsafe {
+        let sym = libc::dlsym(libc::RTLD_DEFAULT, c"spl_ce_RuntimeException".as_ptr());
+        (!sym.is_null())
+            .then(|| *sym.cast::<*mut ClassEntry>())
+            .filter(|p| !p.is_null())
+    };
+    // SAFETY: a registered class entry lives as long as the process.
+    ce.map_or_else(ce::exception, |p| unsafe { &*p })
+}
+
+fn store_exception() -> &'static ClassEntry {
+    class(&STORE_EXCEPTION)
+}
+
+fn class(slot: &AtomicPtr<ClassEntry>) -> &'static ClassEntry {
+    let p = slot.load(Ordering::Acquire);
+    // Until MINIT has registered the class, fall back to \RuntimeException.
+    if p.is_null() {
+        runtime_exception()
+    } else {
+        // SAFETY: set once in MINIT to a registered class entry, which lives as long as
+        // the process.
+        unsafe { &*p }
+    }
+}
+
+/// Registers the exception classes (MINIT).
+pub fn register() -> ext_php_rs::error::Result<()> {
+    ClassBuilder::new("Ephpm\\StoreException")
+        .extends((runtime_exception, "\\RuntimeException"))
+        .registration(|ce, _| STORE_EXCEPTION.store(ce, Ordering::Release))
+        .register()?;
+    ClassBuilder::new("Ephpm\\StoreFull")
+        .extends((store_exception, "\\Ephpm\\StoreException"))
+        .registration(|ce, _| STORE_FULL.store(ce, Ordering::Release))
+        .register()
+}
+
+/// Throws the PHP exception for `err`. `key_arg` is the argument number of the key, for
+/// the ValueError of a bad key; `what` names the operation ("Ephpm\Kv::set()").
+pub fn throw(err: &StoreError, key_arg: u32, what: &str) {
+    let (class, msg) = match err {
+        StoreError::EmptyKey => return value_error(key_arg, "cannot be empty"),
+        StoreError::KeyTooLong(_) => {
+            return value_error(key_arg, "must not be longer than 65536 bytes");
+        }
+        StoreError::Dsn(e) => return value_error(1, &format!("is not usable: {e}")),
+        StoreError::Full { .. } => (class(&STORE_FULL), format!("{what}: {err}")),
+        StoreError::NotAnInteger => (ce::type_error(), format!("{what}: {err}")),
+        StoreError::Overflow => (ce::arithmetic_error(), format!("{what}: {err}")),
+        StoreError::Shm(_) => (
+            store_exception(),
+            format!("{what}: ephpm store failure: {err}"),
+        ),
+    };
+    throw_new(class, msg);
+}
+
+/// Throws a new exception of `class` with `msg` (code 0).
+pub fn throw_new(class: &'static ClassEntry, msg: String) {
+    // ext-php-rs only fails to throw when there is no executing frame, which a handler
+    // always has.
+    let _ = ext_php_rs::exception::throw(class, &msg);
+}
+
+/// Raises an E_WARNING (for the ePHPm-compatible functions, which return false instead
+/// of throwing on store failures, and for replaced segments).
+pub fn warn(msg: &str) {
+    ext_php_rs::error::php_error(&ext_php_rs::flags::ErrorType::Warning, msg);
+}

@@ -1,0 +1,34 @@
+//! `php --ri ephpm` / phpinfo(): what is live in this process — the default store, its
+//! memory and counters — then the ini entries.
+
+use ext_php_rs::zend::ModuleEntry;
+use ext_php_rs::{info_table_end, info_table_row, info_table_start};
+
+use super::ffi;
+use super::ini::config;
+
+pub extern "C" fn module_info(module: *mut ModuleEntry) {
+    let c = config();
+    info_table_start!();
+    info_table_row!("ephpm support", "enabled");
+    info_table_row!("version", env!("CARGO_PKG_VERSION"));
+    info_table_row!("default store (ephpm.dsn)", c.dsn.as_str());
+    match super::open_keyspace(None, b"").and_then(|s| Ok((s.store().describe(), s.stats()?))) {
+        Ok((describe, st)) => {
+            info_table_row!("backend", describe.as_str());
+            info_table_row!("memory size", st.memory_size.to_string().as_str());
+            info_table_row!("memory used", st.memory_used.to_string().as_str());
+            info_table_row!("entries", st.entries.to_string().as_str());
+            info_table_row!("shards", st.shards.to_string().as_str());
+            info_table_row!("hits", st.hits.to_string().as_str());
+            info_table_row!("misses", st.misses.to_string().as_str());
+            info_table_row!("evictions", st.evictions.to_string().as_str());
+            info_table_row!("expirations", st.expirations.to_string().as_str());
+            info_table_row!("repairs after a crash", st.repairs.to_string().as_str());
+        }
+        Err(e) => info_table_row!("store error", e.to_string().as_str()),
+    }
+    info_table_end!();
+    // SAFETY: `module` is the module entry PHP passes to its own MINFO callback.
+    unsafe { ffi::display_ini_entries(module) };
+}

@@ -1,0 +1,470 @@
+//! `Ephpm\Kv`: the store, from PHP. Each method converts its arguments, calls one
+//! `Keyspace` method, and converts the result or throws.
+
+use ext_php_rs::args::Arg;
+use ext_php_rs::builders::FunctionBuilder;
+use ext_php_rs::class::{
+    ClassEntryInfo, ClassMetadata, ConstructorMeta, ConstructorResult, RegisteredClass,
+};
+use ext_php_rs::convert::IntoZvalDyn;
+use ext_php_rs::describe::DocComments;
+use ext_php_rs::flags::{ClassFlags, ConstantFlags, DataType, MethodFlags};
+use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
+use ext_php_rs::zend::{ExecuteData, ce};
+
+use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds};
+use super::convert::{to_zval, with_scratch, with_value};
+use super::error::{throw, throw_new};
+use super::open_keyspace;
+use crate::keyspace::Keyspace;
+use crate::store::{KeyTtl, SetNx};
+
+/// The Rust side of an `Ephpm\Kv` object.
+///
+/// `RegisteredClass` is implemented by hand rather than by `#[php_class]`, so that the
+/// constructor parses its own arguments (PHP's wording for bad ones) and declares
+/// `?string $dsn = null` exactly.
+pub struct Kv {
+    space: Option<Keyspace>,
+}
+
+static META: ClassMetadata<Kv> = ClassMetadata::new(&[]);
+
+impl RegisteredClass for Kv {
+    const CLASS_NAME: &'static str = "Ephpm\\Kv";
+    const BUILDER_MODIFIER: Option<
+        fn(ext_php_rs::builders::ClassBuilder) -> ext_php_rs::builders::ClassBuilder,
+    > = None;
+    const EXTENDS: Option<ClassEntryInfo> = None;
+    const IMPLEMENTS: &'static [ClassEntryInfo] = &[];
+    const FLAGS: ClassFlags = ClassFlags::Final;
+
+    fn get_metadata() -> &'static ClassMetadata<Self> {
+        &META
+    }
+
+    fn method_builders() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
+        methods()
+    }
+
+    fn constructor() -> Option<ConstructorMeta<Self>> {
+        Some(ConstructorMeta {
+            constructor: construct,
+            build_fn: constructor_args,
+            flags: None,
+        })
+    }
+
+    fn constants() -> &'static [(
+        &'static str,
+        &'static dyn IntoZvalDyn,
+        DocComments,
+        ConstantFlags,
+    )] {
+        &[]
+    }
+}
+
+/// The checked call and the object's keyspace, or `None` with the exception thrown.
+fn begin(ex: &mut ExecuteData, min: u32, max: u32) -> Option<(Call<'_>, &Keyspace)> {
+    let c = Call::new(ex, min, max)?;
+    let Some(space) = c.this::<Kv>().and_then(|kv| kv.space.as_ref()) else {
+        throw_new(ce::error(), "Ephpm\\Kv has not been constructed".into());
+        return None;
+    };
+    Some((c, space))
+}
+
+/// The value of a store result, or `None` with the PHP exception thrown.
+fn ok<T>(r: crate::store::Result<T>, key_arg: u32, what: &str) -> Option<T> {
+    r.map_err(|e| throw(&e, key_arg, what)).ok()
+}
+
+fn ttl_arg(c: &Call, i: u32) -> Option<Option<std::time::Duration>> {
+    ttl_from_seconds(c.number_or(i, 0.0)?, i + 1)
+}
+
+/// `__construct(?string $dsn = null, string $prefix = '')`. `ArgError` tells
+/// ext-php-rs the exception is already thrown.
+fn construct(ex: &mut ExecuteData) -> ConstructorResult<Kv> {
+    let Some(c) = Call::new(ex, 0, 2) else {
+        return ConstructorResult::ArgError;
+    };
+    let Some(dsn) = c.string_or_null(0) else {
+        return ConstructorResult::ArgError;
+    };
+    let Some(prefix) = (if c.arg(1).is_some() {
+        c.string(1)
+    } else {
+        Some(&b""[..])
+    }) else {
+        return ConstructorResult::ArgError;
+    };
+    match ok(open_keyspace(dsn, prefix), 1, "Ephpm\\Kv::__construct()") {
+        Some(space) => ConstructorResult::Ok(Kv { space: Some(space) }),
+        None => ConstructorResult::ArgError,
+    }
+}
+
+fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
+    f.arg(
+        Arg::new("dsn", DataType::String)
+            .allow_null()
+            .default("null"),
+    )
+    .arg(Arg::new("prefix", DataType::String).default("''"))
+    .required_args(0)
+}
+
+extern "C" fn get(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 2) else {
+            return;
+        };
+        let Some(key) = c.string(0) else { return };
+        let found = with_scratch(|buf| match ok(s.get(key, buf), 1, "Ephpm\\Kv::get()") {
+            Some(Some(hit)) => Some(to_zval(hit.value, buf, rv)),
+            Some(None) => Some(false),
+            None => None,
+        });
+        if found == Some(false) {
+            match c.mixed(1) {
+                Some(default) => *rv = default.shallow_clone(),
+                None => rv.set_null(),
+            }
+        }
+    })
+}
+
+extern "C" fn set(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 2, 3) else {
+            return;
+        };
+        let (Some(key), Some(value), Some(ttl)) = (c.string(0), c.mixed(1), ttl_arg(&c, 2)) else {
+            return;
+        };
+        if with_value(value, |v| ok(s.set(key, v, ttl), 1, "Ephpm\\Kv::set()"))
+            .flatten()
+            .is_some()
+        {
+            rv.set_bool(true);
+        }
+    })
+}
+
+extern "C" fn add(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 2, 3) else {
+            return;
+        };
+        let (Some(key), Some(value), Some(ttl)) = (c.string(0), c.mixed(1), ttl_arg(&c, 2)) else {
+            return;
+        };
+        if let Some(outcome) =
+            with_value(value, |v| ok(s.set_nx(key, v, ttl), 1, "Ephpm\\Kv::add()")).flatten()
+        {
+            rv.set_bool(outcome == SetNx::Inserted);
+        }
+    })
+}
+
+extern "C" fn delete(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 1) else {
+            return;
+        };
+        let Some(key) = c.string(0) else { return };
+        if let Some(deleted) = ok(s.del(key), 1, "Ephpm\\Kv::delete()") {
+            rv.set_bool(deleted);
+        }
+    })
+}
+
+extern "C" fn delete_if_equals(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 2, 2) else {
+            return;
+        };
+        let (Some(key), Some(expected)) = (c.string(0), c.string(1)) else {
+            return;
+        };
+        if let Some(deleted) = ok(s.del_if_eq(key, expected), 1, "Ephpm\\Kv::deleteIfEquals()") {
+            rv.set_bool(deleted);
+        }
+    })
+}
+
+extern "C" fn has(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 1) else {
+            return;
+        };
+        let Some(key) = c.string(0) else { return };
+        if let Some(present) = ok(s.exists(key), 1, "Ephpm\\Kv::has()") {
+            rv.set_bool(present);
+        }
+    })
+}
+
+extern "C" fn increment(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 3) else {
+            return;
+        };
+        let (Some(key), Some(by), Some(ttl)) = (c.string(0), c.long_or(1, 1), ttl_arg(&c, 2))
+        else {
+            return;
+        };
+        if let Some(n) = ok(s.incr_by(key, by, ttl), 1, "Ephpm\\Kv::increment()") {
+            rv.set_long(n);
+        }
+    })
+}
+
+extern "C" fn ttl(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 1) else {
+            return;
+        };
+        let Some(key) = c.string(0) else { return };
+        match ok(s.ttl(key), 1, "Ephpm\\Kv::ttl()") {
+            Some(KeyTtl::Missing) => rv.set_null(),
+            Some(KeyTtl::Persistent) => rv.set_double(-1.0),
+            Some(KeyTtl::Remaining(d)) => rv.set_double(d.as_secs_f64()),
+            None => {}
+        }
+    })
+}
+
+extern "C" fn expire(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 2, 2) else {
+            return;
+        };
+        let (Some(key), Some(ttl)) = (c.string(0), ttl_arg(&c, 1)) else {
+            return;
+        };
+        if let Some(present) = ok(s.expire(key, ttl), 1, "Ephpm\\Kv::expire()") {
+            rv.set_bool(present);
+        }
+    })
+}
+
+/// The string form of an array element used as a key (strings and ints only).
+fn key_of(zv: &Zval) -> Option<Vec<u8>> {
+    let zv = zv.dereference();
+    zv.zend_str()
+        .map(|s| s.as_bytes().to_vec())
+        .or_else(|| zv.long().map(|n| n.to_string().into_bytes()))
+}
+
+/// The array key PHP would use for `key`: canonical decimal integers become int keys.
+fn array_key(key: &[u8]) -> ArrayKey<'static> {
+    ArrayKey::from(String::from_utf8_lossy(key).into_owned())
+}
+
+extern "C" fn get_many(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 1) else {
+            return;
+        };
+        let Some(keys) = c.array(0) else { return };
+        let mut out = ZendHashTable::with_capacity(keys.len() as u32);
+        for zv in keys.values() {
+            let Some(key) = key_of(zv) else {
+                return arg_type_error(1, "must contain only strings and integers");
+            };
+            let mut value = Zval::new();
+            let found = with_scratch(
+                |buf| match ok(s.get(&key, buf), 1, "Ephpm\\Kv::getMany()") {
+                    Some(Some(hit)) => Some(to_zval(hit.value, buf, &mut value)),
+                    Some(None) => Some(false),
+                    None => None,
+                },
+            );
+            match found {
+                None => return,
+                Some(true) => {
+                    let _ = out.insert(array_key(&key), value);
+                }
+                Some(false) => {}
+            }
+        }
+        rv.set_hashtable(out);
+    })
+}
+
+extern "C" fn set_many(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 2) else {
+            return;
+        };
+        let (Some(values), Some(ttl)) = (c.array(0), ttl_arg(&c, 1)) else {
+            return;
+        };
+        for (k, zv) in values.iter() {
+            let key = match k {
+                ArrayKey::Long(n) => n.to_string(),
+                other => other.to_string(),
+            };
+            let stored = with_value(zv, |v| {
+                ok(s.set(key.as_bytes(), v, ttl), 1, "Ephpm\\Kv::setMany()")
+            });
+            if stored.flatten().is_none() {
+                return;
+            }
+        }
+        rv.set_bool(true);
+    })
+}
+
+extern "C" fn clear(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((_, s)) = begin(ex, 0, 0) else {
+            return;
+        };
+        if ok(s.clear(), 0, "Ephpm\\Kv::clear()").is_some() {
+            rv.set_bool(true);
+        }
+    })
+}
+
+extern "C" fn stats(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((_, s)) = begin(ex, 0, 0) else {
+            return;
+        };
+        let Some(st) = ok(s.stats(), 0, "Ephpm\\Kv::stats()") else {
+            return;
+        };
+        let mut a = ZendHashTable::new();
+        let _ = a.insert("backend", s.store().describe());
+        for (name, n) in [
+            ("memory_size", st.memory_size),
+            ("memory_used", st.memory_used),
+            ("memory_free", st.memory_size.saturating_sub(st.memory_used)),
+            ("entries", st.entries),
+            ("hits", st.hits),
+            ("misses", st.misses),
+            ("evictions", st.evictions),
+            ("expirations", st.expirations),
+            ("repairs", st.repairs),
+            ("shards", st.shards),
+        ] {
+            let _ = a.insert(name, n as i64);
+        }
+        rv.set_hashtable(a);
+    })
+}
+
+fn key() -> Arg<'static> {
+    Arg::new("key", DataType::String)
+}
+
+fn ttl_param(default: Option<&str>) -> Arg<'static> {
+    let a = Arg::new("ttl", DataType::Mixed);
+    match default {
+        Some(d) => a.default(d),
+        None => a,
+    }
+}
+
+fn method(
+    name: &str,
+    handler: Handler,
+    args: Vec<Arg<'static>>,
+    required: usize,
+    ret: DataType,
+    nullable: bool,
+) -> FunctionBuilder<'static> {
+    let mut f = FunctionBuilder::new(name, handler);
+    for a in args {
+        f = f.arg(a);
+    }
+    f.required_args(required).returns(ret, false, nullable)
+}
+
+/// The methods, as ext-php-rs registers them.
+fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
+    use DataType::{Array, Bool, Double, Long, Mixed};
+    let value = || Arg::new("value", Mixed);
+    [
+        method(
+            "get",
+            get,
+            vec![key(), Arg::new("default", Mixed).default("null")],
+            1,
+            Mixed,
+            false,
+        ),
+        method(
+            "set",
+            set,
+            vec![key(), value(), ttl_param(Some("0"))],
+            2,
+            Bool,
+            false,
+        ),
+        method(
+            "add",
+            add,
+            vec![key(), value(), ttl_param(Some("0"))],
+            2,
+            Bool,
+            false,
+        ),
+        method("delete", delete, vec![key()], 1, Bool, false),
+        method(
+            "deleteIfEquals",
+            delete_if_equals,
+            vec![key(), Arg::new("expected", DataType::String)],
+            2,
+            Bool,
+            false,
+        ),
+        method("has", has, vec![key()], 1, Bool, false),
+        method(
+            "increment",
+            increment,
+            vec![
+                key(),
+                Arg::new("by", Long).default("1"),
+                ttl_param(Some("0")),
+            ],
+            1,
+            Long,
+            false,
+        ),
+        method("ttl", ttl, vec![key()], 1, Double, true),
+        method(
+            "expire",
+            expire,
+            vec![key(), ttl_param(None)],
+            2,
+            Bool,
+            false,
+        ),
+        method(
+            "getMany",
+            get_many,
+            vec![Arg::new("keys", Array)],
+            1,
+            Array,
+            false,
+        ),
+        method(
+            "setMany",
+            set_many,
+            vec![Arg::new("values", Array), ttl_param(Some("0"))],
+            1,
+            Bool,
+            false,
+        ),
+        method("clear", clear, vec![], 0, Bool, false),
+        method("stats", stats, vec![], 0, Array, false),
+    ]
+    .into_iter()
+    .map(|m| (m, MethodFlags::Public))
+    .collect()
+}

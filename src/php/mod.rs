@@ -1,0 +1,56 @@
+//! The PHP binding: the only part of the crate that knows PHP. Each file is one class or
+//! function family with a `register` step; none holds logic the engine could hold.
+//!
+//! - `kv.rs`         `Ephpm\Kv`
+//! - `functions.rs`  the ePHPm-compatible `ephpm_kv_*` functions
+//! - `error.rs`      engine errors to PHP exceptions; `Ephpm\StoreException`, `Ephpm\StoreFull`
+//! - `convert.rs`    PHP values to engine values and back (PHP's serializer for arrays/objects)
+//! - `call.rs`       argument checking with PHP's own rules and wording
+//! - `ini.rs`, `info.rs`  settings and `php --ri ephpm`
+//! - `ffi.rs`        the few PHP C functions ext-php-rs does not bind
+
+mod call;
+mod convert;
+mod error;
+mod ffi;
+pub mod functions;
+pub mod info;
+pub mod ini;
+pub mod kv;
+
+use crate::keyspace::Keyspace;
+use crate::store::{self, StoreError};
+
+/// Opens a keyspace on the store `dsn` names (`ephpm.dsn` when `None`), raising the
+/// warnings of its opening (a segment that had to be replaced) as E_WARNING.
+pub fn open_keyspace(dsn: Option<&[u8]>, prefix: &[u8]) -> store::Result<Keyspace> {
+    let config = ini::config();
+    let dsn = match dsn {
+        Some(bytes) => std::str::from_utf8(bytes).map_err(|_| {
+            StoreError::Dsn(store::dsn::DsnError::Malformed(
+                String::from_utf8_lossy(bytes).into(),
+            ))
+        })?,
+        None => config.dsn.as_str(),
+    };
+    let (store, warnings) = store::open(dsn, config)?;
+    for w in warnings {
+        error::warn(&w);
+    }
+    Ok(Keyspace::new(store, prefix))
+}
+
+/// MINIT: ini entries and the exception classes. Nothing here starts a thread or maps
+/// memory: the FPM master forks after it.
+pub unsafe extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
+    ini::register(module_number);
+    match error::register() {
+        Ok(()) => 0,
+        Err(e) => {
+            error::warn(&format!(
+                "ephpm: cannot register its exception classes: {e}"
+            ));
+            -1
+        }
+    }
+}
