@@ -7,11 +7,12 @@ use std::cell::RefCell;
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ZendStr, Zval};
-use ext_php_rs::zend::{ExecutorGlobals, ce};
+use ext_php_rs::zend::{ExecutorGlobals, bailout, ce, try_catch};
 
 use super::error::warn;
 use super::ffi;
-use crate::store::{Fetched, Value};
+use crate::keyspace::Keyspace;
+use crate::store::{Fetched, Peek, Value};
 
 thread_local! {
     /// The buffer values are read into, reused so that a read allocates nothing but
@@ -86,21 +87,88 @@ fn serialize(zv: &Zval) -> Option<ZBox<ZendStr>> {
     (!ExecutorGlobals::has_exception()).then_some(s)
 }
 
-/// Writes a fetched value into `out`; `false` if a stored serialized value could not be
-/// unserialized (a warning has been raised).
-pub fn to_zval(value: Fetched, bytes: &[u8], out: &mut Zval) -> bool {
-    match value {
-        Fetched::Str => out.set_zend_string(ZendStr::new(bytes, false)),
-        Fetched::Int(n) => out.set_long(n),
-        Fetched::Float(x) => out.set_double(x),
-        Fetched::Bool(b) => out.set_bool(b),
-        Fetched::Null => out.set_null(),
-        Fetched::Serialized => match unserialize(bytes) {
-            Some(v) => *out = v,
-            None => return false,
+/// Strings of at least this many bytes are copied once, from the store straight into a
+/// new PHP string, while the store holds its lock; smaller ones are copied to the
+/// scratch buffer first, which costs less than guarding the allocation.
+const DIRECT_COPY: usize = 2048;
+
+/// What a read left to do once the store's lock is released.
+enum Landed {
+    /// `out` holds the value.
+    Done,
+    /// The value's bytes are in the scratch buffer.
+    Str,
+    Serialized,
+    /// Allocating the PHP string hit the memory limit: PHP's fatal error must go on.
+    Bailout,
+}
+
+/// Lands a value shown under the store's lock. Nothing here may longjmp out while the
+/// lock is held: the one PHP allocation runs inside `try_catch`, which turns the
+/// engine's bailout (memory_limit exhausted) into a value, re-raised after the lock is
+/// released.
+fn land(p: Peek<'_>, buf: &mut Vec<u8>, out: &mut Zval) -> Landed {
+    match p {
+        Peek::Str(b) if b.len() >= DIRECT_COPY => match try_catch(|| ZendStr::new(b, false)) {
+            Ok(s) => {
+                out.set_zend_string(s);
+                Landed::Done
+            }
+            Err(_) => Landed::Bailout,
         },
+        Peek::Str(_) | Peek::Serialized(_) => match p.copy_into(buf) {
+            Fetched::Str => Landed::Str,
+            _ => Landed::Serialized,
+        },
+        Peek::Int(n) => {
+            out.set_long(n);
+            Landed::Done
+        }
+        Peek::Float(x) => {
+            out.set_double(x);
+            Landed::Done
+        }
+        Peek::Bool(b) => {
+            out.set_bool(b);
+            Landed::Done
+        }
+        Peek::Null => {
+            out.set_null();
+            Landed::Done
+        }
     }
-    true
+}
+
+/// Reads `key` into `out`. `Ok(false)` when it is absent, or when a stored array or
+/// object could not be unserialized (a warning has been raised).
+pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Result<bool> {
+    with_scratch(|buf| {
+        let mut landed = Landed::Done;
+        if space
+            .read(key, &mut |p| landed = land(p, buf, out))?
+            .is_none()
+        {
+            return Ok(false);
+        }
+        Ok(match landed {
+            Landed::Done => true,
+            Landed::Str => {
+                out.set_zend_string(ZendStr::new(&buf[..], false));
+                true
+            }
+            Landed::Serialized => match unserialize(buf) {
+                Some(v) => {
+                    *out = v;
+                    true
+                }
+                None => false,
+            },
+            // SAFETY: no lock is held any more and no Rust frame between here and the
+            // handler owns anything that needs dropping beyond the scratch buffer,
+            // which a bailout leaks at worst (it is a thread-local's spare).
+            Landed::Bailout => unsafe { bailout() },
+        })
+    })
 }
 
 fn unserialize(bytes: &[u8]) -> Option<Zval> {

@@ -13,7 +13,7 @@ use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds};
-use super::convert::{to_zval, with_scratch, with_value};
+use super::convert::{fetch, with_value};
 use super::error::{throw, throw_new};
 use super::open_keyspace;
 use crate::keyspace::Keyspace;
@@ -122,12 +122,7 @@ extern "C" fn get(ex: &mut ExecuteData, rv: &mut Zval) {
             return;
         };
         let Some(key) = c.string(0) else { return };
-        let found = with_scratch(|buf| match ok(s.get(key, buf), 1, "Ephpm\\Kv::get()") {
-            Some(Some(hit)) => Some(to_zval(hit.value, buf, rv)),
-            Some(None) => Some(false),
-            None => None,
-        });
-        if found == Some(false) {
+        if ok(fetch(s, key, rv), 1, "Ephpm\\Kv::get()") == Some(false) {
             match c.mixed(1) {
                 Some(default) => *rv = default.shallow_clone(),
                 None => rv.set_null(),
@@ -276,14 +271,7 @@ extern "C" fn get_many(ex: &mut ExecuteData, rv: &mut Zval) {
                 return arg_type_error(1, "must contain only strings and integers");
             };
             let mut value = Zval::new();
-            let found = with_scratch(
-                |buf| match ok(s.get(&key, buf), 1, "Ephpm\\Kv::getMany()") {
-                    Some(Some(hit)) => Some(to_zval(hit.value, buf, &mut value)),
-                    Some(None) => Some(false),
-                    None => None,
-                },
-            );
-            match found {
+            match ok(fetch(s, &key, &mut value), 1, "Ephpm\\Kv::getMany()") {
                 None => return,
                 Some(true) => {
                     let _ = out.insert(array_key(&key), value);

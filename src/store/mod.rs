@@ -50,6 +50,39 @@ pub enum Fetched {
     Null,
 }
 
+/// A stored value as `Store::read` shows it: borrowed from the store, only for the
+/// duration of the callback.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Peek<'a> {
+    Str(&'a [u8]),
+    Serialized(&'a [u8]),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Null,
+}
+
+impl Peek<'_> {
+    /// Copies the value out: its kind, and for strings its bytes into `out` (cleared).
+    pub fn copy_into(self, out: &mut Vec<u8>) -> Fetched {
+        out.clear();
+        match self {
+            Peek::Str(b) => {
+                out.extend_from_slice(b);
+                Fetched::Str
+            }
+            Peek::Serialized(b) => {
+                out.extend_from_slice(b);
+                Fetched::Serialized
+            }
+            Peek::Int(n) => Fetched::Int(n),
+            Peek::Float(x) => Fetched::Float(x),
+            Peek::Bool(b) => Fetched::Bool(b),
+            Peek::Null => Fetched::Null,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     pub value: Fetched,
@@ -111,8 +144,20 @@ pub type Result<T> = std::result::Result<T, StoreError>;
 /// A key/value store shared by processes. See the module doc for what every
 /// implementation guarantees. TTLs of `None` mean "never expires".
 pub trait Store: Send + Sync {
+    /// Shows the value of `key` to `visit` and returns its version, or `None` when absent.
+    ///
+    /// `visit` may run while the store holds the lock that guards the key, so that a
+    /// large value is copied once, straight to where the caller wants it: it must be
+    /// short, must not block and must not call the store.
+    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Peek<'_>)) -> Result<Option<u64>>;
+
     /// Reads `key`; string-like values are written into `out`.
-    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>>;
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
+        let mut value = Fetched::Null;
+        let version = self.read(key, &mut |p| value = p.copy_into(out))?;
+        Ok(version.map(|version| Hit { value, version }))
+    }
+
     fn exists(&self, key: &[u8]) -> Result<bool>;
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()>;
     /// Stores only if the key is absent, atomically. With a TTL the entry is a lock.

@@ -1,5 +1,11 @@
-//! The store's time source: CLOCK_MONOTONIC, which is host-wide (every process reads the
-//! same clock) and immune to wall-clock steps, or a manual clock for tests.
+//! The store's time source: the kernel's monotonic clock, which is host-wide (every
+//! process reads the same clock) and immune to wall-clock steps, or a manual clock for
+//! tests.
+//!
+//! It is read through CLOCK_MONOTONIC_COARSE: 4 ns a read instead of 16 ns measured on
+//! this kind of machine (a lock cycle reads it twice), at a resolution of one kernel tick
+//! (1–4 ms). Every process reads the same coarse clock, so TTLs are consistent across
+//! processes and kept to within one tick.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,9 +31,9 @@ impl Clock {
                     tv_sec: 0,
                     tv_nsec: 0,
                 };
-                // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC is always supported
-                // on Linux, so the call cannot fail.
-                unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+                // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC_COARSE exists on every
+                // Linux since 2.6.32, so the call cannot fail.
+                unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
                 ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
             }
             Clock::Manual(ns) => ns.load(Ordering::SeqCst),

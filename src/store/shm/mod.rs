@@ -37,7 +37,9 @@ use segment::{Mapping, euid};
 use shard::{Encoded, Guard, IncrError, Shard, hash_key};
 use wait::WaitTable;
 
-use super::{Fetched, Hit, KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
+#[cfg(feature = "broken-atomicity")]
+use super::{Fetched, Hit};
+use super::{KeyTtl, Peek, Result, SetNx, Stats, Store, StoreError, Value};
 use crate::codec;
 
 #[derive(Debug, thiserror::Error)]
@@ -251,31 +253,31 @@ fn full(f: shard::Full) -> StoreError {
 }
 
 impl Store for ShmStore {
-    /// Locking: the key's shard lock; wakes nobody (an expired entry found is reclaimed
-    /// and its waiters woken).
-    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
+    /// Locking: the key's shard lock, held while `visit` runs (a compressed value is
+    /// decompressed under it first); wakes nobody, except the waiters of an expired
+    /// entry it reclaims.
+    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Peek<'_>)) -> Result<Option<u64>> {
         let (mut g, hash) = self.locked(key)?;
         let mut now = LazyNow::new(&self.clock);
-        let Some(c) = g.get(hash, key, &mut now, out) else {
-            return Ok(None);
-        };
-        drop(g);
-        if c.compressed {
-            *out = codec::decompress(out, c.raw_len as usize).unwrap_or_default();
-        }
-        let number = || i64::from_ne_bytes(out.as_slice().try_into().unwrap_or_default());
-        let value = match c.kind {
-            KIND_STR => Fetched::Str,
-            KIND_SERIALIZED => Fetched::Serialized,
-            KIND_INT => Fetched::Int(number()),
-            KIND_FLOAT => Fetched::Float(f64::from_bits(number() as u64)),
-            KIND_FALSE => Fetched::Bool(false),
-            KIND_TRUE => Fetched::Bool(true),
-            _ => Fetched::Null,
-        };
-        Ok(Some(Hit {
-            value,
-            version: c.version,
+        Ok(g.read(hash, key, &mut now, |e| {
+            let unpacked;
+            let bytes = if e.compressed {
+                unpacked = codec::decompress(e.bytes, e.raw_len as usize).unwrap_or_default();
+                &unpacked[..]
+            } else {
+                e.bytes
+            };
+            let number = || i64::from_ne_bytes(bytes.try_into().unwrap_or_default());
+            visit(match e.kind {
+                KIND_STR => Peek::Str(bytes),
+                KIND_SERIALIZED => Peek::Serialized(bytes),
+                KIND_INT => Peek::Int(number()),
+                KIND_FLOAT => Peek::Float(f64::from_bits(number() as u64)),
+                KIND_FALSE => Peek::Bool(false),
+                KIND_TRUE => Peek::Bool(true),
+                _ => Peek::Null,
+            });
+            e.version
         }))
     }
 

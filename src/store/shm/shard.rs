@@ -33,12 +33,13 @@ pub struct Encoded<'a> {
     pub raw_len: u32,
 }
 
-/// What `get` copied out: the stored bytes are in the caller's buffer.
+/// An entry as `read` shows it, borrowed from the arena under the shard lock.
 #[derive(Debug, Clone, Copy)]
-pub struct Copied {
+pub struct Stored<'a> {
     pub kind: u8,
     pub compressed: bool,
     pub raw_len: u32,
+    pub bytes: &'a [u8],
     pub version: u64,
 }
 
@@ -219,14 +220,14 @@ impl Guard<'_> {
         self.changed(hash);
     }
 
-    /// Copies the value of `key` into `out` (cleared first).
-    pub fn get(
+    /// Shows the entry of `key` to `f`, still under the lock, and counts a hit or miss.
+    pub fn read<R>(
         &mut self,
         hash: u64,
         key: &[u8],
         now: &mut LazyNow,
-        out: &mut Vec<u8>,
-    ) -> Option<Copied> {
+        f: impl FnOnce(Stored<'_>) -> R,
+    ) -> Option<R> {
         let Some((_, off)) = self.locate(hash, key, now) else {
             self.h.misses += 1;
             return None;
@@ -236,15 +237,13 @@ impl Guard<'_> {
         a.set_u64(off + E_ATIME, self.h.tick);
         self.h.hits += 1;
         let key_len = a.u32(off + E_KEY_LEN);
-        let stored = a.u32(off + E_STORED_LEN);
-        out.clear();
-        out.extend_from_slice(a.bytes(off + value_start(key_len), stored));
-        Some(Copied {
+        Some(f(Stored {
             kind: a.u8(off + E_KIND),
             compressed: a.u8(off + E_FLAGS) & FLAG_COMPRESSED != 0,
             raw_len: a.u32(off + E_RAW_LEN),
+            bytes: a.bytes(off + value_start(key_len), a.u32(off + E_STORED_LEN)),
             version: a.u64(off + E_SEQ),
-        })
+        }))
     }
 
     pub fn exists(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> bool {
