@@ -350,3 +350,34 @@ fn wait_for_change_is_woken_by_a_write() {
         "a delete changes the version"
     );
 }
+
+/// A shard whose index must grow while locks and a large value fragment its arena still
+/// makes room by evicting cache entries.
+#[test]
+fn index_growth_under_pressure_evicts_instead_of_failing() {
+    let dir = TestDir::new("g");
+    let opts = ShmOptions {
+        compress_threshold: 64 << 10,
+        ..dir.options(MB)
+    };
+    let (s, _) = ShmStore::open(&opts).unwrap();
+    s.set(b"k", Value::Str(&vec![b'x'; 1 << 20]), None).unwrap();
+    for i in 0..100 {
+        s.set_nx(
+            format!("lock:{i}").as_bytes(),
+            Value::Str(b"token"),
+            Some(Duration::from_secs(60)),
+        )
+        .unwrap();
+    }
+    for i in 0..20_000 {
+        if let Err(e) = s.set(
+            format!("cache:{i}").as_bytes(),
+            Value::Str(&[b'c'; 200]),
+            None,
+        ) {
+            panic!("set {i}: {e}; {:?}", s.stats().unwrap());
+        }
+    }
+    s.verify().unwrap();
+}

@@ -53,7 +53,10 @@ pub fn with_value<R>(zv: &Zval, f: impl FnOnce(Value<'_>) -> R) -> Option<R> {
         other => {
             super::error::throw_new(
                 ce::type_error(),
-                format!("ephpm cannot store a value of type {other}"),
+                format!(
+                    "ephpm cannot store a value of type {}",
+                    other.to_string().to_lowercase()
+                ),
             );
             return None;
         }

@@ -52,7 +52,7 @@ fn soft<T>(r: crate::store::Result<T>, what: &str, rv: &mut Zval) -> Option<T> {
             None
         }
         Err(e) => {
-            warn(&format!("{what}: {e}"));
+            warn(&e.to_string());
             rv.set_bool(false);
             None
         }

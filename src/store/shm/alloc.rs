@@ -89,35 +89,62 @@ fn next_nonempty(h: &ShardHeader, c: usize) -> Option<usize> {
     }
 }
 
+/// Unlinks and returns the first block of list `c` that holds at least `size` bytes.
+/// Used for the one class whose blocks may be smaller than the request.
+fn take_fit(h: &mut ShardHeader, a: Arena, c: usize, size: u32) -> Option<u32> {
+    let mut prev = 0;
+    let mut at = h.free_heads[c];
+    while at != 0 {
+        let next = a.u32(at + FREE_NEXT);
+        if a.block_size(at) >= size {
+            if prev == 0 {
+                h.free_heads[c] = next;
+                if next == 0 {
+                    h.nonempty[c / 64] &= !(1 << (c % 64));
+                }
+            } else {
+                a.set_u32(prev + FREE_NEXT, next);
+            }
+            return Some(at);
+        }
+        prev = at;
+        at = next;
+    }
+    None
+}
+
+/// Finds a free block of at least `size` bytes and takes it off its list: the head of a
+/// larger class when there is one (O(1)), else a first fit in the request's own class.
+fn find(h: &mut ShardHeader, a: Arena, size: u32) -> Option<u32> {
+    let mut c = class_for_request(size);
+    while let Some(found) = next_nonempty(h, c) {
+        match pop(h, a, found) {
+            Some(off) => return Some(off),
+            None => c = found + 1,
+        }
+    }
+    take_fit(h, a, class_of_block(size), size)
+}
+
 /// Allocates a block of exactly `size` bytes (a granule multiple, `>= MIN_BLOCK`) or a
 /// little more when the remainder would be too small to keep. The block is returned in
 /// state FREE, off every list; the caller gives it its state.
 pub fn alloc(h: &mut ShardHeader, a: Arena, size: u32) -> Option<u32> {
-    let mut c = class_for_request(size);
-    while let Some(found) = next_nonempty(h, c) {
-        let Some(off) = pop(h, a, found) else {
-            c = found + 1;
-            continue;
-        };
-        let have = a.block_size(off);
-        debug_assert!(
-            have >= size,
-            "free list {found} holds a block of {have} < {size}"
-        );
-        if have - size >= MIN_BLOCK {
-            // Remainder first, then shrink: a walk sees either the whole block or both.
-            let rest = off + size;
-            a.set_block_size(rest, have - size);
-            a.set_state(rest, FREE);
-            a.set_block_size(off, size);
-            push(h, a, rest);
-            h.used += size as u64;
-        } else {
-            h.used += have as u64;
-        }
-        return Some(off);
+    let off = find(h, a, size)?;
+    let have = a.block_size(off);
+    debug_assert!(have >= size, "free list holds a block of {have} < {size}");
+    if have - size >= MIN_BLOCK {
+        // Remainder first, then shrink: a walk sees either the whole block or both.
+        let rest = off + size;
+        a.set_block_size(rest, have - size);
+        a.set_state(rest, FREE);
+        a.set_block_size(off, size);
+        push(h, a, rest);
+        h.used += size as u64;
+    } else {
+        h.used += have as u64;
     }
-    None
+    Some(off)
 }
 
 /// Returns a block to its free list. It is not merged with its neighbours until the next

@@ -216,7 +216,7 @@ pub fn open(
             }
             Some(why) => {
                 warnings.push(format!(
-                    "ephpm: replacing the shared store {} with a fresh, empty one: {why}",
+                    "replacing the shared store {} with a fresh, empty one: {why}",
                     path.display()
                 ));
                 drop(mapping);

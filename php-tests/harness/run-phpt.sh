@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the .phpt suite through PHP's own run-tests.php against the built extension,
+# each test in a fresh `php -n` (no php.ini: only what the test's --INI-- sets), and
+# prints one line: "N passed, N failed, N skipped".
+#   php-tests/run-phpt.sh path/to/ephpm.so [test files or folders...]
+set -u
+so=$(realpath "$1"); shift
+here=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -gt 0 ] || set -- "$here"
+run_tests="$(php-config --extension-dir)/build/run-tests.php"
+export EPHPM_SO="$so" NO_INTERACTION=1
+log=$(mktemp)
+php -n "$run_tests" -q -n -p "$(command -v php)" -d "extension=$so" "$@" 2>&1 | tee "$log" \
+    | grep -E '^(PASS|FAIL|SKIP|BORK)' || true
+count() { sed -n "s/^Tests $1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }
+passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
+warned=$(count warned); borked=$(grep -c '^BORK' "$log" || true)
+rm -f "$log" /dev/shm/ephpm."$(id -u)".phpt_*
+echo "phpt: ${passed:-0} passed, $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) failed, ${skipped:-0} skipped"
