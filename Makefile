@@ -1,0 +1,53 @@
+# ephpm — two commands on a fresh Debian 12 machine (as root):
+#   make demo   installs what is missing, builds the extension, runs examples/demo.php
+#   make test   the same, then every test suite, ending with "N passed, N failed, N skipped"
+
+SO       := target/release/libephpm.so
+PHP      := php -n -d extension=$(CURDIR)/$(SO)
+# What the build, the tests and the benchmark need from Debian.
+PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu
+BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
+             -d ephpm.shm_size=256M -d ephpm.store_name=bench
+
+.PHONY: deps build demo test bench lint install prove-tests-can-fail
+
+deps:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+	@command -v cargo >/dev/null || { echo "cargo is missing: install a Rust toolchain (1.86 or newer)"; exit 1; }
+
+build: deps
+	cargo build --release
+
+demo: build
+	$(PHP) examples/demo.php
+
+test: build
+	bash php-tests/harness/test-all.sh $(SO)
+
+bench: build
+	php -n $(BENCH_INI) -d extension=$(CURDIR)/$(SO) bench/kv_vs_apcu.php
+
+lint:
+	cargo fmt --check
+	cargo clippy --release --all-targets -- -D warnings
+	cargo clippy --release --no-default-features --all-targets -- -D warnings
+
+# Installs the built extension into this machine's PHP (CLI and FPM).
+install: build
+	install -m 0644 $(SO) "$$(php-config --extension-dir)/ephpm.so"
+	for sapi in cli fpm; do \
+		[ -d /etc/php/8.2/$$sapi/conf.d ] && echo "extension=ephpm.so" > /etc/php/8.2/$$sapi/conf.d/20-ephpm.ini; \
+	done; true
+
+# Shows that the concurrency and crash tests can fail: with the guarantees switched off
+# (cargo features broken-atomicity and no-repair) they must fail, and this target
+# succeeds only if they do.
+prove-tests-can-fail: deps
+	! cargo test --release --no-default-features --features broken-atomicity --test shm_concurrency
+	! cargo test --release --no-default-features --features no-repair --test shm_crash
+	cargo build --release --features broken-atomicity --target-dir target/broken
+	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q '[1-9][0-9]* failed'

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Real php-fpm (4 static workers on a unix socket in a temporary folder) driven with
+# cgi-fcgi: every worker and the CLI share one store.
+#   php-tests/harness/fpm-suite.sh path/to/ephpm.so
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+so=$(realpath "$1")
+fpm=$(command -v php-fpm8.2 || command -v php-fpm)
+if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
+    skip "php-fpm and cgi-fcgi are not installed"; summary fpm; exit 0
+fi
+tmp=$(mktemp -d)
+store="fpmtest_$$"
+ini=(-n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M)
+cat > "$tmp/fpm.conf" <<CONF
+[global]
+pid = $tmp/fpm.pid
+error_log = $tmp/fpm.log
+daemonize = no
+[app]
+user = $(id -un)
+group = $(id -gn)
+listen = $tmp/fpm.sock
+pm = static
+pm.max_children = 4
+CONF
+"$fpm" "${ini[@]}" -y "$tmp/fpm.conf" -R -F &
+master=$!
+cleanup() {
+    kill -QUIT "$master" 2>/dev/null; wait "$master" 2>/dev/null
+    rm -rf "$tmp" "/dev/shm/ephpm.$(id -u).$store"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -S "$tmp/fpm.sock" ] && break; sleep 0.05; done
+
+request() { # request QUERY_STRING -> body
+    SCRIPT_FILENAME="$here/fpm-app.php" SCRIPT_NAME=/fpm-app.php REQUEST_METHOD=GET \
+        QUERY_STRING="$1" cgi-fcgi -bind -connect "$tmp/fpm.sock" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
+}
+cli() { php "${ini[@]}" -r "$1"; }
+
+# 200 requests from 8 concurrent clients increment one counter.
+for c in $(seq 8); do
+    ( for _ in $(seq 25); do request "op=incr" >/dev/null; done ) &
+done
+wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
+check "200 concurrent FPM requests increment one counter to exactly 200" 200 \
+    "$(cli 'echo (new Ephpm\Kv())->get("fpm:counter");')"
+pids=$(for _ in $(seq 40); do request "op=pid"; echo; done | sort -u | grep -c .)
+check "the requests were served by more than one worker" yes "$([ "$pids" -gt 1 ] && echo yes || echo "no ($pids)")"
+
+request "op=set&key=from_fpm&value=written-by-fpm" >/dev/null
+check "a value written by an FPM request is read by a CLI script" "'written-by-fpm'" \
+    "$(cli 'echo var_export((new Ephpm\Kv())->get("from_fpm"), true);')"
+cli '(new Ephpm\Kv())->set("from_cli", "written-by-cli");'
+check "a value written by a CLI script is read by an FPM request" "'written-by-cli'" \
+    "$(request "op=get&key=from_cli")"
+summary fpm

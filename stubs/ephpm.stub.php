@@ -1,0 +1,226 @@
+<?php
+/**
+ * ephpm — the PHP API. This file is what `php --re ephpm` shows, with the documentation:
+ * a test (php-tests/stub_matches_the_extension.phpt) fails when the two disagree.
+ *
+ * Where a parameter is declared `int|float` here, the extension's own argument info
+ * carries no type (its binding cannot declare a union type); the extension checks the
+ * type itself and reports PHP's usual TypeError.
+ *
+ * @generate-class-entries
+ */
+
+namespace Ephpm {
+
+    /**
+     * The host-wide key/value store, shared by every PHP process of this Unix user on
+     * this host: php-fpm workers of every pool of the user, CLI scripts, queue workers,
+     * cron jobs.
+     *
+     * Values keep their PHP type: strings, ints, floats, bools and null are stored
+     * natively (so `increment()` works on what `set()` stored); arrays and objects go
+     * through PHP's serializer. TTLs are in seconds, int or float; 0 means no expiry.
+     * Keys are 1 to 65536 bytes; an empty or longer key is a ValueError.
+     *
+     * @example
+     * $kv = new Ephpm\Kv();
+     * $kv->set('greeting', 'hello', 60);
+     * if ($kv->add('lock:report', $token = bin2hex(random_bytes(16)), 30)) {
+     *     try { build_report(); } finally { $kv->deleteIfEquals('lock:report', $token); }
+     * }
+     */
+    final class Kv
+    {
+        /**
+         * Opens a store.
+         *
+         * @param string|null $dsn `shm://` for the host-wide store named by
+         *        `ephpm.store_name`, `shm://NAME` for another one; null means `ephpm.dsn`.
+         * @param string $prefix Put before every key: two Kv with different prefixes
+         *        never see each other's keys, and clear() removes only its own.
+         * @throws \ValueError when the DSN is malformed or names a backend this build lacks.
+         * @throws StoreException when the shared memory cannot be opened or created.
+         */
+        public function __construct(?string $dsn = null, string $prefix = '') {}
+
+        /**
+         * Reads a value, with the type it was stored with.
+         *
+         * @param string $key 1 to 65536 bytes.
+         * @param mixed $default Returned when the key is absent or expired.
+         * @return mixed The stored value, or $default.
+         */
+        public function get(string $key, mixed $default = null): mixed {}
+
+        /**
+         * Stores a value, replacing any other.
+         *
+         * @param string $key 1 to 65536 bytes.
+         * @param mixed $value Anything but a resource or a Closure.
+         * @param int|float $ttl Seconds until the value expires; 0 = never.
+         * @return bool true.
+         * @throws StoreFull when the value cannot fit even after evicting everything that
+         *         may be evicted; the previous value stays.
+         */
+        public function set(string $key, mixed $value, int|float $ttl = 0): bool {}
+
+        /**
+         * Stores a value only if the key is absent (or expired), atomically: of any
+         * number of processes adding one key at once, exactly one gets true. An entry
+         * added with a TTL is a lock: memory pressure never evicts it before it expires.
+         *
+         * @param int|float $ttl Seconds until the value expires; 0 = never.
+         * @return bool Whether the value was stored.
+         * @throws StoreFull when the value cannot fit.
+         */
+        public function add(string $key, mixed $value, int|float $ttl = 0): bool {}
+
+        /**
+         * Deletes a key.
+         *
+         * @return bool Whether the key existed.
+         */
+        public function delete(string $key): bool {}
+
+        /**
+         * Deletes a key only if its value equals $expected, atomically: the release of
+         * a lock by its token, which can never delete a lock somebody else took after
+         * yours expired. An expired entry never matches. An int value compares as its
+         * decimal string.
+         *
+         * @return bool Whether the key was deleted.
+         */
+        public function deleteIfEquals(string $key, string $expected): bool {}
+
+        /**
+         * Whether the key exists and has not expired.
+         */
+        public function has(string $key): bool {}
+
+        /**
+         * Adds $by to an integer, atomically; an absent key is created at 0 (then $by
+         * is added) with $ttl, which an existing key keeps unchanged. A string holding a
+         * decimal integer counts as one.
+         *
+         * @param int $by May be negative.
+         * @param int|float $ttl Seconds, applied only when the key is created; 0 = never.
+         * @return int The new value.
+         * @throws \TypeError when the stored value is not an integer.
+         * @throws \ArithmeticError when the result would overflow.
+         */
+        public function increment(string $key, int $by = 1, int|float $ttl = 0): int {}
+
+        /**
+         * The seconds the key has left.
+         *
+         * @return float|null null when the key is absent, -1.0 when it never expires.
+         */
+        public function ttl(string $key): ?float {}
+
+        /**
+         * Sets the key's TTL.
+         *
+         * @param int|float $ttl Seconds from now; 0 removes the expiry.
+         * @return bool Whether the key exists.
+         */
+        public function expire(string $key, int|float $ttl): bool {}
+
+        /**
+         * Reads several keys.
+         *
+         * @param array $keys A list of string (or int) keys.
+         * @return array The keys that were found, each with its value.
+         */
+        public function getMany(array $keys): array {}
+
+        /**
+         * Stores several values, one after the other (not as one atomic step).
+         *
+         * @param array $values key => value.
+         * @param int|float $ttl Seconds; 0 = never.
+         * @return bool true.
+         * @throws StoreFull when a value cannot fit; the values before it are stored.
+         */
+        public function setMany(array $values, int|float $ttl = 0): bool {}
+
+        /**
+         * Removes this Kv's keys: those starting with its prefix, or every key of the
+         * store when it has no prefix.
+         *
+         * @return bool true.
+         */
+        public function clear(): bool {}
+
+        /**
+         * The store's counters: `backend`, `memory_size`, `memory_used`, `memory_free`
+         * (bytes), `entries`, `hits`, `misses`, `evictions`, `expirations`, `repairs`
+         * (shards rebuilt after a process died holding their lock), `shards`.
+         */
+        public function stats(): array {}
+    }
+
+    /** A store operation failed: the shared memory could not be opened, or a lock is unrecoverable. */
+    class StoreException extends \RuntimeException {}
+
+    /** A value cannot fit in the store even after evicting everything that may be evicted. */
+    class StoreFull extends StoreException {}
+}
+
+namespace {
+
+    /**
+     * ePHPm's functions, on the default store (`ephpm.dsn`) without a prefix, so code
+     * written for ePHPm's KV runs unchanged. Values are strings; TTLs are whole seconds
+     * where 0 or less means none; a store failure returns false with an E_WARNING.
+     */
+
+    /** Reads a key as a string; null when absent. */
+    function ephpm_kv_get(string $key): ?string {}
+
+    /** Stores a string. @param int $ttl Seconds; 0 or less: no expiry. */
+    function ephpm_kv_set(string $key, string $value, int $ttl = 0): bool {}
+
+    /** Stores a string only if the key is absent, atomically. @param int $ttl Seconds; 0 or less: no expiry. */
+    function ephpm_kv_setnx(string $key, string $value, int $ttl = 0): bool {}
+
+    /** Deletes a key. @return int 1 if it existed, else 0. */
+    function ephpm_kv_del(string $key): int {}
+
+    /** Deletes a key only if its value equals $token, atomically. */
+    function ephpm_kv_del_if_eq(string $key, string $token): bool {}
+
+    /** Whether the key exists. */
+    function ephpm_kv_exists(string $key): bool {}
+
+    /** Adds 1. @return int|false The new value; false when the value is not an integer. */
+    function ephpm_kv_incr(string $key): int|false {}
+
+    /** Subtracts 1. @return int|false The new value; false when the value is not an integer. */
+    function ephpm_kv_decr(string $key): int|false {}
+
+    /** Adds $by. @return int|false The new value; false when the value is not an integer or would overflow. */
+    function ephpm_kv_incr_by(string $key, int $by): int|false {}
+
+    /** Sets the TTL in seconds. @return bool false when the key is absent or $ttl <= 0. */
+    function ephpm_kv_expire(string $key, int $ttl): bool {}
+
+    /** Seconds left, rounded up. @return int -2 when absent, -1 when it never expires. */
+    function ephpm_kv_ttl(string $key): int {}
+
+    /** Milliseconds left, rounded up. @return int -2 when absent, -1 when it never expires. */
+    function ephpm_kv_pttl(string $key): int {}
+
+    /** Removes every key of the default store. */
+    function ephpm_kv_flush_all(): bool {}
+
+    /**
+     * Blocks until the key's version differs from $last_version (another process wrote
+     * or deleted it), woken by a futex rather than by polling.
+     *
+     * @param int $last_version The version seen last; 0 for "absent".
+     * @param int $timeout_ms How long to wait at most, in milliseconds.
+     * @return array|false ['version' => int, 'value' => ?string] (version 0 and value
+     *         null when the key is gone), or false at the timeout.
+     */
+    function ephpm_kv_wait(string $key, int $last_version, int $timeout_ms): array|false {}
+}
