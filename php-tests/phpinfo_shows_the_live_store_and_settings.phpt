@@ -1,0 +1,43 @@
+--TEST--
+php --ri ephpm (phpinfo) shows the live store — backend, memory, entries, shards, counters — and every ephpm.* setting
+--EXTENSIONS--
+ephpm
+--INI--
+ephpm.store_name=phpt_info
+ephpm.shm_size=2M
+--FILE--
+<?php
+$kv = new Ephpm\Kv();
+$kv->clear();
+$kv->set('a', 1);
+$kv->get('a');
+$kv->get('missing');
+ob_start();
+phpinfo(INFO_MODULES);
+$info = ob_get_clean();
+$start = strpos($info, "\nephpm\n");
+$section = substr($info, $start, strpos($info, "\n\n", strpos($info, 'ephpm.store_name', $start)) - $start);
+foreach (explode("\n", $section) as $line) {
+    if (str_contains($line, '=>')) {
+        echo preg_replace('~/dev/shm/ephpm\.\d+\.~', '/dev/shm/ephpm.UID.', $line), "\n";
+    }
+}
+--EXPECTF--
+ephpm support => enabled
+version => %s
+default store (ephpm.dsn) => shm://
+backend => shm (/dev/shm/ephpm.UID.phpt_info, 2097152 bytes, 16 shards)
+memory size => 2097152
+memory used => %d
+entries => 1
+shards => 16
+hits => 1
+misses => 1
+evictions => 0
+expirations => 0
+repairs after a crash => 0
+Directive => Local Value => Master Value
+ephpm.compress_threshold => 64K => 64K
+ephpm.dsn => shm:// => shm://
+ephpm.shm_size => 2M => 2M
+ephpm.store_name => phpt_info => phpt_info
