@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::store::shm::constants::MAX_KEY_LEN;
-use crate::store::{Hit, KeyTtl, Peek, Result, SetNx, Stats, Store, StoreError, Value};
+use crate::store::{Hit, KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
 
 /// A store and the prefix put before every key.
 #[derive(Clone)]
@@ -73,7 +73,7 @@ impl Keyspace {
     }
 
     /// See `Store::read`: `visit` runs under the store's lock.
-    pub fn read(&self, key: &[u8], visit: &mut dyn FnMut(Peek<'_>)) -> Result<Option<u64>> {
+    pub fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         self.with_key(key, |s, k| s.read(k, visit))
     }
     pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {

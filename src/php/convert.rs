@@ -12,7 +12,7 @@ use ext_php_rs::zend::{ExecutorGlobals, bailout, ce, try_catch};
 use super::error::warn;
 use super::ffi;
 use crate::keyspace::Keyspace;
-use crate::store::{Fetched, Peek, Value};
+use crate::store::{Fetched, Value};
 
 thread_local! {
     /// The buffer values are read into, reused so that a read allocates nothing but
@@ -110,32 +110,32 @@ enum Landed {
 /// lock is held: the one PHP allocation runs inside `try_catch`, which turns the
 /// engine's bailout (memory_limit exhausted) into a value, re-raised after the lock is
 /// released.
-fn land(p: Peek<'_>, buf: &mut Vec<u8>, out: &mut Zval) -> Landed {
+fn land(p: Value<'_>, buf: &mut Vec<u8>, out: &mut Zval) -> Landed {
     match p {
-        Peek::Str(b) if b.len() >= DIRECT_COPY => match try_catch(|| ZendStr::new(b, false)) {
+        Value::Str(b) if b.len() >= DIRECT_COPY => match try_catch(|| ZendStr::new(b, false)) {
             Ok(s) => {
                 out.set_zend_string(s);
                 Landed::Done
             }
             Err(_) => Landed::Bailout,
         },
-        Peek::Str(_) | Peek::Serialized(_) => match p.copy_into(buf) {
+        Value::Str(_) | Value::Serialized(_) => match p.copy_into(buf) {
             Fetched::Str => Landed::Str,
             _ => Landed::Serialized,
         },
-        Peek::Int(n) => {
+        Value::Int(n) => {
             out.set_long(n);
             Landed::Done
         }
-        Peek::Float(x) => {
+        Value::Float(x) => {
             out.set_double(x);
             Landed::Done
         }
-        Peek::Bool(b) => {
+        Value::Bool(b) => {
             out.set_bool(b);
             Landed::Done
         }
-        Peek::Null => {
+        Value::Null => {
             out.set_null();
             Landed::Done
         }

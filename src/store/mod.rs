@@ -26,8 +26,9 @@ use std::time::Duration;
 
 use crate::config::Config;
 
-/// A value to store. Strings are bytes; `Serialized` is the PHP layer's serializer output
-/// (arrays, objects), opaque to the engine.
+/// A value: what `set` stores, and what `read` shows (borrowed from the store for the
+/// duration of the callback). Strings are bytes; `Serialized` is the PHP layer's
+/// serializer output (arrays, objects), opaque to the engine.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value<'a> {
     Str(&'a [u8]),
@@ -50,35 +51,23 @@ pub enum Fetched {
     Null,
 }
 
-/// A stored value as `Store::read` shows it: borrowed from the store, only for the
-/// duration of the callback.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Peek<'a> {
-    Str(&'a [u8]),
-    Serialized(&'a [u8]),
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Null,
-}
-
-impl Peek<'_> {
+impl Value<'_> {
     /// Copies the value out: its kind, and for strings its bytes into `out` (cleared).
     pub fn copy_into(self, out: &mut Vec<u8>) -> Fetched {
         out.clear();
         match self {
-            Peek::Str(b) => {
+            Value::Str(b) => {
                 out.extend_from_slice(b);
                 Fetched::Str
             }
-            Peek::Serialized(b) => {
+            Value::Serialized(b) => {
                 out.extend_from_slice(b);
                 Fetched::Serialized
             }
-            Peek::Int(n) => Fetched::Int(n),
-            Peek::Float(x) => Fetched::Float(x),
-            Peek::Bool(b) => Fetched::Bool(b),
-            Peek::Null => Fetched::Null,
+            Value::Int(n) => Fetched::Int(n),
+            Value::Float(x) => Fetched::Float(x),
+            Value::Bool(b) => Fetched::Bool(b),
+            Value::Null => Fetched::Null,
         }
     }
 }
@@ -149,7 +138,7 @@ pub trait Store: Send + Sync {
     /// `visit` may run while the store holds the lock that guards the key, so that a
     /// large value is copied once, straight to where the caller wants it: it must be
     /// short, must not block and must not call the store.
-    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Peek<'_>)) -> Result<Option<u64>>;
+    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>>;
 
     /// Reads `key`; string-like values are written into `out`.
     fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {

@@ -39,7 +39,7 @@ use wait::WaitTable;
 
 #[cfg(feature = "broken-atomicity")]
 use super::{Fetched, Hit};
-use super::{KeyTtl, Peek, Result, SetNx, Stats, Store, StoreError, Value};
+use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
 use crate::codec;
 
 #[derive(Debug, thiserror::Error)]
@@ -256,7 +256,7 @@ impl Store for ShmStore {
     /// Locking: the key's shard lock, held while `visit` runs (a compressed value is
     /// decompressed under it first); wakes nobody, except the waiters of an expired
     /// entry it reclaims.
-    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Peek<'_>)) -> Result<Option<u64>> {
+    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         let (mut g, hash) = self.locked(key)?;
         let mut now = LazyNow::new(&self.clock);
         Ok(g.read(hash, key, &mut now, |e| {
@@ -269,13 +269,13 @@ impl Store for ShmStore {
             };
             let number = || i64::from_ne_bytes(bytes.try_into().unwrap_or_default());
             visit(match e.kind {
-                KIND_STR => Peek::Str(bytes),
-                KIND_SERIALIZED => Peek::Serialized(bytes),
-                KIND_INT => Peek::Int(number()),
-                KIND_FLOAT => Peek::Float(f64::from_bits(number() as u64)),
-                KIND_FALSE => Peek::Bool(false),
-                KIND_TRUE => Peek::Bool(true),
-                _ => Peek::Null,
+                KIND_STR => Value::Str(bytes),
+                KIND_SERIALIZED => Value::Serialized(bytes),
+                KIND_INT => Value::Int(number()),
+                KIND_FLOAT => Value::Float(f64::from_bits(number() as u64)),
+                KIND_FALSE => Value::Bool(false),
+                KIND_TRUE => Value::Bool(true),
+                _ => Value::Null,
             });
             e.version
         }))
