@@ -5,6 +5,7 @@
 //! - `store`     the `Store` trait every backend implements, DSN parsing, and the
 //!   backends: `store::shm` (the host-wide shared-memory store)
 //! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
+//! - `lock`      token locks over any store: tokens, fencing, waiting woken by release
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
 //! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
@@ -13,6 +14,7 @@
 pub mod codec;
 pub mod config;
 pub mod keyspace;
+pub mod lock;
 pub mod store;
 
 #[cfg(feature = "php")]

@@ -14,6 +14,12 @@
 //!   pressure never evicts it before it expires; a write that could only succeed by
 //!   evicting one fails with `StoreError::Full`, and the previous value stays.
 //! - **Typed values.** What `set` stores comes back with the same `Value` kind.
+//! - **Locks.** `lock_acquire` succeeds for exactly one of any number of concurrent
+//!   callers while the lock is free (absent or expired), and hands out a fencing number
+//!   strictly greater than every earlier one of that name in the same store, across
+//!   releases and expiries; `lock_release` and `lock_extend` act only while the caller's
+//!   token still holds the lock, so a holder whose lock expired can never release or
+//!   extend the next holder's.
 //! - **Versions.** Every write gives the key a new version, greater than any before it in
 //!   the same store; an absent key has version 0. `wait_for_change` returns when the
 //!   version differs from the one the caller saw.
@@ -165,6 +171,14 @@ pub trait Store: Send + Sync {
     /// Blocks until the key's version differs from `last_version` (true) or `timeout`
     /// passes (false).
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool>;
+    /// Takes the lock `name` for `token` for `ttl` if it is free; returns the fencing
+    /// number of this acquisition, or `None` when somebody holds it.
+    fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>>;
+    /// Gives the lock `ttl` from now if `token` still holds it; returns whether it did.
+    fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool>;
+    /// Releases the lock if `token` still holds it, waking its waiters; returns whether
+    /// it did.
+    fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool>;
     /// One line saying what this store is (for `php --ri ephpm`).
     fn describe(&self) -> String;
 }

@@ -10,6 +10,9 @@
 //! - `mutex.rs`, `futex.rs`, `wait.rs`  the OS primitives and the wake-up table
 //! - `clock.rs`, `constants.rs`
 
+// The demonstration feature returns early from the real implementations.
+#![cfg_attr(feature = "broken-atomicity", allow(unreachable_code))]
+
 mod alloc;
 mod arena;
 mod clock;
@@ -314,8 +317,8 @@ impl Store for ShmStore {
             let mut now = LazyNow::new(&self.clock);
             let expires = now.deadline(ttl);
             match g.set_nx(hash, key, v, expires, &mut now).map_err(full)? {
-                true => Ok(SetNx::Inserted),
-                false => Ok(SetNx::Exists),
+                Some(_) => Ok(SetNx::Inserted),
+                None => Ok(SetNx::Exists),
             }
         })
     }
@@ -422,6 +425,46 @@ impl Store for ShmStore {
             let (mut g, hash) = self.locked(key)?;
             Ok(g.version(hash, key, &mut LazyNow::new(&self.clock)) != last_version)
         })
+    }
+
+    /// Locking: the lock's shard lock; the fence is the new entry's version (the shard's
+    /// write sequence), so taking it and numbering it are one step.
+    fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>> {
+        #[cfg(feature = "broken-atomicity")]
+        {
+            if self.exists(name)? {
+                return Ok(None);
+            }
+            std::thread::yield_now();
+            self.set(name, Value::Str(token), Some(ttl))?;
+            return Ok(self.get(name, &mut Vec::new())?.map(|h| h.version));
+        }
+        let (mut g, hash) = self.locked(name)?;
+        let mut now = LazyNow::new(&self.clock);
+        let expires = now.deadline(Some(ttl));
+        let v = Encoded {
+            kind: KIND_STR,
+            flags: FLAG_PINNED,
+            bytes: token,
+            raw_len: token.len() as u32,
+        };
+        g.set_nx(hash, name, v, expires, &mut now).map_err(full)
+    }
+
+    /// Locking: the lock's shard lock (the compare and the new expiry happen under it).
+    fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {
+        let (mut g, hash) = self.locked(name)?;
+        let mut now = LazyNow::new(&self.clock);
+        let expires = now.deadline(Some(ttl));
+        Ok(g.expire_if_eq(hash, name, token, expires, &mut now))
+    }
+
+    /// Locking: the lock's shard lock; wakes the lock's waiters after releasing it.
+    fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
+        #[cfg(feature = "broken-atomicity")]
+        return self.del_if_eq(name, token);
+        let (mut g, hash) = self.locked(name)?;
+        Ok(g.del_if_eq(hash, name, token, &mut LazyNow::new(&self.clock)))
     }
 
     fn describe(&self) -> String {

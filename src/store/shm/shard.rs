@@ -267,10 +267,12 @@ impl Guard<'_> {
     ) -> Result<(), Full> {
         let existing = self.locate(hash, key, now);
         self.write(hash, key, v, expires_at, existing.map(|(_, off)| off), now)
+            .map(|_| ())
     }
 
-    /// Stores `v` only if `key` is absent (an expired entry is absent). Returns whether it
-    /// was stored.
+    /// Stores `v` only if `key` is absent (an expired entry is absent). Returns the new
+    /// entry's version when it was stored: the shard's write sequence, which never goes
+    /// back (not across deletes, clears or repairs), so it serves as a fencing number.
     pub fn set_nx(
         &mut self,
         hash: u64,
@@ -278,12 +280,11 @@ impl Guard<'_> {
         v: Encoded,
         expires_at: u64,
         now: &mut LazyNow,
-    ) -> Result<bool, Full> {
+    ) -> Result<Option<u64>, Full> {
         if self.locate(hash, key, now).is_some() {
-            return Ok(false);
+            return Ok(None);
         }
-        self.write(hash, key, v, expires_at, None, now)
-            .map(|()| true)
+        self.write(hash, key, v, expires_at, None, now).map(Some)
     }
 
     fn write(
@@ -294,7 +295,7 @@ impl Guard<'_> {
         expires_at: u64,
         old: Option<u32>,
         now: &mut LazyNow,
-    ) -> Result<(), Full> {
+    ) -> Result<u64, Full> {
         let vstart = value_start(key.len() as u32);
         let full = Full {
             need: vstart as u64 + v.bytes.len() as u64,
@@ -334,7 +335,7 @@ impl Guard<'_> {
             }
         }
         self.changed(hash);
-        Ok(())
+        Ok(seq)
     }
 
     pub fn del(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> bool {
@@ -358,6 +359,24 @@ impl Guard<'_> {
             true
         } else {
             false
+        }
+    }
+
+    /// Sets the expiry of `key` (0 = never) only if its value equals `expected`.
+    pub fn expire_if_eq(
+        &mut self,
+        hash: u64,
+        key: &[u8],
+        expected: &[u8],
+        expires_at: u64,
+        now: &mut LazyNow,
+    ) -> bool {
+        match self.locate(hash, key, now) {
+            Some((_, off)) if self.value_equals(off, expected) => {
+                self.a.set_u64(off + E_EXPIRES, expires_at);
+                true
+            }
+            _ => false,
         }
     }
 

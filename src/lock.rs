@@ -1,0 +1,124 @@
+//! Token locks over any `Store`: a fresh random token per acquisition, release and extend
+//! by compare on that token, a fencing number per acquisition, and waiting that is woken
+//! by the release rather than by polling. No PHP here. See DESIGN.md §3.
+//!
+//! A waiter re-checks the lock before every sleep and sleeps at most until the lock's
+//! TTL runs out, the caller's deadline, or one wait slice (the store bounds each sleep),
+//! whichever is first: a release that happened just before the sleep began costs one
+//! slice at worst, and a holder that died is waited for at most its TTL.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::store::{KeyTtl, Result, Store};
+
+/// A lock's token: 128 bits from the OS CSPRNG, as 32 hex digits.
+pub type Token = [u8; 32];
+
+/// A fresh token.
+pub fn new_token() -> Token {
+    let mut raw = [0u8; 16];
+    let mut filled = 0;
+    while filled < raw.len() {
+        // SAFETY: getrandom writes at most `len` bytes into the buffer we pass, which is
+        // the unfilled tail of `raw`.
+        let n =
+            unsafe { libc::getrandom(raw[filled..].as_mut_ptr().cast(), raw.len() - filled, 0) };
+        if n > 0 {
+            filled += n as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // getrandom(2) only fails with EINTR for 16 bytes from a kernel that has it
+            // (Linux 3.17+); anything else means no kernel entropy interface at all.
+            panic!("getrandom failed: {}", std::io::Error::last_os_error());
+        }
+    }
+    let mut token = [0u8; 32];
+    for (i, b) in raw.iter().enumerate() {
+        token[2 * i] = b"0123456789abcdef"[(b >> 4) as usize];
+        token[2 * i + 1] = b"0123456789abcdef"[(b & 15) as usize];
+    }
+    token
+}
+
+/// A lock this process took: its name, token and fencing number.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub name: Vec<u8>,
+    pub token: Token,
+    pub fence: u64,
+}
+
+/// Locks on one store.
+#[derive(Clone)]
+pub struct Locks {
+    store: Arc<dyn Store>,
+}
+
+impl Locks {
+    pub fn new(store: Arc<dyn Store>) -> Self {
+        Locks { store }
+    }
+
+    /// Takes the lock, waiting up to `wait` for it to become free.
+    pub fn acquire(&self, name: &[u8], ttl: Duration, wait: Duration) -> Result<Option<Held>> {
+        let deadline = Instant::now() + wait;
+        let token = new_token();
+        loop {
+            if let Some(fence) = self.store.lock_acquire(name, &token, ttl)? {
+                return Ok(Some(Held {
+                    name: name.to_vec(),
+                    token,
+                    fence,
+                }));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            self.wait_until_free(name, left)?;
+        }
+    }
+
+    /// Waits until the lock is free or `timeout` passes; returns whether it is free.
+    pub fn wait_until_free(&self, name: &[u8], timeout: Duration) -> Result<bool> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let Some(version) = self.store.read(name, &mut |_| {})? else {
+                return Ok(true);
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            // Never sleep past the holder's TTL: a dead holder's lock frees itself then,
+            // and nobody signals an expiry.
+            let until_expiry = match self.store.ttl(name)? {
+                KeyTtl::Missing => return Ok(true),
+                KeyTtl::Persistent => left,
+                KeyTtl::Remaining(d) => d + Duration::from_millis(1),
+            };
+            self.store
+                .wait_for_change(name, version, left.min(until_expiry))?;
+        }
+    }
+
+    /// Extends a held lock to `ttl` from now; false when it is no longer ours.
+    pub fn extend(&self, held: &Held, ttl: Duration) -> Result<bool> {
+        self.store.lock_extend(&held.name, &held.token, ttl)
+    }
+
+    /// Releases a held lock; false when it was no longer ours (it expired, and maybe
+    /// somebody else holds it now: their lock is untouched).
+    pub fn release(&self, held: &Held) -> Result<bool> {
+        self.store.lock_release(&held.name, &held.token)
+    }
+
+    /// Whether `held` still holds its lock.
+    pub fn is_held(&self, held: &Held) -> Result<bool> {
+        let mut ours = false;
+        self.store.read(&held.name, &mut |v| {
+            ours = matches!(v, crate::store::Value::Str(t) if t == held.token);
+        })?;
+        Ok(ours)
+    }
+}
