@@ -40,8 +40,8 @@ pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
     }
 }
 
-/// Wakes every process waiting on `word`.
-pub fn wake_all(word: &AtomicU32) {
+/// Wakes every process waiting on `word`; returns how many were woken.
+pub fn wake_all(word: &AtomicU32) -> usize {
     // SAFETY: `word` is a live, aligned 32-bit word; FUTEX_WAKE does not access it beyond
     // using its address as the key. The remaining arguments are ignored by FUTEX_WAKE.
     let rc = unsafe {
@@ -58,4 +58,5 @@ pub fn wake_all(word: &AtomicU32) {
     // FUTEX_WAKE can only fail with EFAULT/EINVAL for a bad address, which a live
     // reference excludes.
     debug_assert!(rc >= 0, "futex wake failed");
+    rc.max(0) as usize
 }

@@ -52,7 +52,7 @@ pub struct WaitSlot {
     /// Bumped (then FUTEX_WAKE) by a writer that saw `waiters > 0`.
     pub seq: AtomicU32,
     /// Processes currently between "read seq" and "woke up" on this word. A waiter killed
-    /// inside leaves it raised, which only costs writers a needless wake call.
+    /// inside leaves it raised until the next writer's wake finds nobody (wait.rs).
     pub waiters: AtomicU32,
 }
 const _: () = assert!(size_of::<WaitSlot>() == 8);

@@ -7,6 +7,11 @@
 //! `waiters > 0` bumps `seq` and wakes. Either the writer sees the raised count, or the
 //! waiter's check (which takes the shard lock after the writer released it) sees the
 //! change. Writers with nobody waiting pay one load.
+//!
+//! A waiter killed while waiting leaves `waiters` raised. A writer whose wake finds
+//! nobody asleep therefore lowers it by one (never below 0): every waiter re-raises it
+//! before each sleep and re-reads `seq` after, so a count lowered under a live waiter
+//! cannot lose its wake-up — the bump already happened, and its sleep returns at once.
 
 use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
@@ -41,7 +46,9 @@ impl WaitTable {
         let s = self.slot(hash);
         if s.waiters.load(SeqCst) != 0 {
             s.seq.fetch_add(1, SeqCst);
-            futex::wake_all(&s.seq);
+            if futex::wake_all(&s.seq) == 0 {
+                lower(&s.waiters);
+            }
         }
     }
 
@@ -68,11 +75,16 @@ impl WaitTable {
             let outcome = changed();
             let now = Instant::now();
             if !matches!(outcome, Ok(false)) || now >= deadline {
-                s.waiters.fetch_sub(1, SeqCst);
+                lower(&s.waiters);
                 return outcome;
             }
             futex::wait(&s.seq, seen, (deadline - now).min(WAIT_SLICE));
-            s.waiters.fetch_sub(1, SeqCst);
+            lower(&s.waiters);
         }
     }
+}
+
+/// Lowers a waiter count by one, never below zero (see the module doc).
+fn lower(waiters: &std::sync::atomic::AtomicU32) {
+    let _ = waiters.fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1));
 }
