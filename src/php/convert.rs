@@ -26,12 +26,20 @@ const SCRATCH_KEEP: usize = 1 << 20;
 /// Runs `f` with the reusable read buffer. Re-entrant (an `__unserialize` that reads
 /// the store gets a buffer of its own).
 pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
-    let mut buf = SCRATCH.with(|s| s.take());
+    let mut buf = take_scratch();
     let r = f(&mut buf);
+    give_back(buf);
+    r
+}
+
+fn take_scratch() -> Vec<u8> {
+    SCRATCH.with(|s| s.take())
+}
+
+fn give_back(buf: Vec<u8>) {
     if buf.capacity() <= SCRATCH_KEEP {
         SCRATCH.with(|s| s.replace(buf));
     }
-    r
 }
 
 /// Converts `zv` to a storable value and hands it to `f`; `None` when the value cannot
@@ -99,9 +107,9 @@ const DIRECT_COPY: usize = 2048;
 enum Landed {
     /// `out` holds the value.
     Done,
-    /// The value's bytes are in the scratch buffer.
-    Str,
-    Serialized,
+    /// The value's bytes, copied into the scratch buffer.
+    Str(Vec<u8>),
+    Serialized(Vec<u8>),
     /// Allocating the PHP string hit the memory limit: PHP's fatal error must go on.
     Bailout,
 }
@@ -110,7 +118,7 @@ enum Landed {
 /// lock is held: the one PHP allocation runs inside `try_catch`, which turns the
 /// engine's bailout (memory_limit exhausted) into a value, re-raised after the lock is
 /// released.
-fn land(p: Value<'_>, buf: &mut Vec<u8>, out: &mut Zval) -> Landed {
+fn land(p: Value<'_>, out: &mut Zval) -> Landed {
     match p {
         Value::Str(b) if b.len() >= DIRECT_COPY => match try_catch(|| ZendStr::new(b, false)) {
             Ok(s) => {
@@ -119,10 +127,13 @@ fn land(p: Value<'_>, buf: &mut Vec<u8>, out: &mut Zval) -> Landed {
             }
             Err(_) => Landed::Bailout,
         },
-        Value::Str(_) | Value::Serialized(_) => match p.copy_into(buf) {
-            Fetched::Str => Landed::Str,
-            _ => Landed::Serialized,
-        },
+        Value::Str(_) | Value::Serialized(_) => {
+            let mut buf = take_scratch();
+            match p.copy_into(&mut buf) {
+                Fetched::Str => Landed::Str(buf),
+                _ => Landed::Serialized(buf),
+            }
+        }
         Value::Int(n) => {
             out.set_long(n);
             Landed::Done
@@ -145,32 +156,31 @@ fn land(p: Value<'_>, buf: &mut Vec<u8>, out: &mut Zval) -> Landed {
 /// Reads `key` into `out`. `Ok(false)` when it is absent, or when a stored array or
 /// object could not be unserialized (a warning has been raised).
 pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Result<bool> {
-    with_scratch(|buf| {
-        let mut landed = Landed::Done;
-        if space
-            .read(key, &mut |p| landed = land(p, buf, out))?
-            .is_none()
-        {
-            return Ok(false);
+    let mut landed = Landed::Done;
+    if space.read(key, &mut |p| landed = land(p, out))?.is_none() {
+        return Ok(false);
+    }
+    Ok(match landed {
+        Landed::Done => true,
+        Landed::Str(buf) => {
+            out.set_zend_string(ZendStr::new(&buf[..], false));
+            give_back(buf);
+            true
         }
-        Ok(match landed {
-            Landed::Done => true,
-            Landed::Str => {
-                out.set_zend_string(ZendStr::new(&buf[..], false));
-                true
-            }
-            Landed::Serialized => match unserialize(buf) {
+        Landed::Serialized(buf) => {
+            let value = unserialize(&buf);
+            give_back(buf);
+            match value {
                 Some(v) => {
                     *out = v;
                     true
                 }
                 None => false,
-            },
-            // SAFETY: no lock is held any more and no Rust frame between here and the
-            // handler owns anything that needs dropping beyond the scratch buffer,
-            // which a bailout leaks at worst (it is a thread-local's spare).
-            Landed::Bailout => unsafe { bailout() },
-        })
+            }
+        }
+        // SAFETY: no lock is held any more, and no frame between here and the handler
+        // owns anything that needs dropping.
+        Landed::Bailout => unsafe { bailout() },
     })
 }
 

@@ -196,19 +196,24 @@ impl Guard<'_> {
         s
     }
 
-    /// Finds a live entry; an expired one is reclaimed on the way and reported absent.
-    fn locate(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> Option<(u32, u32)> {
+    /// Finds a live entry, or the slot the key would take; an expired entry is reclaimed
+    /// on the way and reported absent.
+    fn find(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> Probe {
         match index::probe(self.h, self.a, hash, key) {
-            Probe::Vacant { .. } => None,
-            Probe::Found { pos, off } => {
-                if now.expired(self.a.u64(off + E_EXPIRES)) {
-                    self.remove(pos, off);
-                    self.h.expirations += 1;
-                    None
-                } else {
-                    Some((pos, off))
-                }
+            Probe::Found { pos, off } if now.expired(self.a.u64(off + E_EXPIRES)) => {
+                self.remove(pos, off);
+                self.h.expirations += 1;
+                index::probe(self.h, self.a, hash, key)
             }
+            found => found,
+        }
+    }
+
+    /// Finds a live entry: `(slot, offset)`.
+    fn locate(&mut self, hash: u64, key: &[u8], now: &mut LazyNow) -> Option<(u32, u32)> {
+        match self.find(hash, key, now) {
+            Probe::Found { pos, off } => Some((pos, off)),
+            Probe::Vacant { .. } => None,
         }
     }
 
@@ -265,9 +270,8 @@ impl Guard<'_> {
         expires_at: u64,
         now: &mut LazyNow,
     ) -> Result<(), Full> {
-        let existing = self.locate(hash, key, now);
-        self.write(hash, key, v, expires_at, existing.map(|(_, off)| off), now)
-            .map(|_| ())
+        let at = self.find(hash, key, now);
+        self.write(hash, key, v, expires_at, at, now).map(|_| ())
     }
 
     /// Stores `v` only if `key` is absent (an expired entry is absent). Returns the new
@@ -281,10 +285,10 @@ impl Guard<'_> {
         expires_at: u64,
         now: &mut LazyNow,
     ) -> Result<Option<u64>, Full> {
-        if self.locate(hash, key, now).is_some() {
-            return Ok(None);
+        match self.find(hash, key, now) {
+            Probe::Found { .. } => Ok(None),
+            at => self.write(hash, key, v, expires_at, at, now).map(Some),
         }
-        self.write(hash, key, v, expires_at, None, now).map(Some)
     }
 
     fn write(
@@ -293,9 +297,15 @@ impl Guard<'_> {
         key: &[u8],
         v: Encoded,
         expires_at: u64,
-        old: Option<u32>,
+        at: Probe,
         now: &mut LazyNow,
     ) -> Result<u64, Full> {
+        let old = match at {
+            Probe::Found { off, .. } => Some(off),
+            Probe::Vacant { .. } => None,
+        };
+        // The probe stays valid unless making room removed entries or grew the index.
+        let before = (self.h.index_off, self.h.live);
         let vstart = value_start(key.len() as u32);
         let full = Full {
             need: vstart as u64 + v.bytes.len() as u64,
@@ -324,7 +334,12 @@ impl Guard<'_> {
         // The entry exists from here on; until the old one is freed, repair prefers the
         // newer seq.
         a.set_state(off, LIVE);
-        match index::probe(self.h, a, hash, key) {
+        let at = if (self.h.index_off, self.h.live) == before {
+            at
+        } else {
+            index::probe(self.h, a, hash, key)
+        };
+        match at {
             Probe::Found { pos, off: previous } => {
                 index::put(self.h, a, pos, hash, off);
                 alloc::free(self.h, a, previous);
@@ -412,17 +427,20 @@ impl Guard<'_> {
         now: &mut LazyNow,
     ) -> Result<i64, IncrError> {
         let a = self.a;
-        let Some((_, off)) = self.locate(hash, key, now) else {
-            let bytes = by.to_ne_bytes();
-            let v = Encoded {
-                kind: KIND_INT,
-                flags: 0,
-                bytes: &bytes,
-                raw_len: 8,
-            };
-            self.write(hash, key, v, expires_if_new, None, now)
-                .map_err(IncrError::Full)?;
-            return Ok(by);
+        let (pos, off) = match self.find(hash, key, now) {
+            Probe::Found { pos, off } => (pos, off),
+            at => {
+                let bytes = by.to_ne_bytes();
+                let v = Encoded {
+                    kind: KIND_INT,
+                    flags: 0,
+                    bytes: &bytes,
+                    raw_len: 8,
+                };
+                self.write(hash, key, v, expires_if_new, at, now)
+                    .map_err(IncrError::Full)?;
+                return Ok(by);
+            }
         };
         let at = off + value_start(a.u32(off + E_KEY_LEN));
         let stored = a.u32(off + E_STORED_LEN);
@@ -451,7 +469,7 @@ impl Guard<'_> {
                     raw_len: 8,
                 };
                 let expires = a.u64(off + E_EXPIRES);
-                self.write(hash, key, v, expires, Some(off), now)
+                self.write(hash, key, v, expires, Probe::Found { pos, off }, now)
                     .map_err(IncrError::Full)?;
                 Ok(n)
             }
