@@ -51,4 +51,6 @@ prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
 	! cargo test --release --no-default-features --features no-repair --test shm_crash
 	cargo build --release --features broken-atomicity --target-dir target/broken
-	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q '[1-9][0-9]* failed'
+	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+		php-tests/memolock_exclusively_never_runs_two_sections_at_once.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

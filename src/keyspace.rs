@@ -76,6 +76,12 @@ impl Keyspace {
     pub fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         self.with_key(key, |s, k| s.read(k, visit))
     }
+    /// The checked, prefixed form of `key`, as the store sees it (lock names use it).
+    pub fn full_key(&self, key: &[u8]) -> Result<Vec<u8>> {
+        check_key(key)?;
+        Ok([&self.prefix[..], key].concat())
+    }
+
     pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
         self.with_key(key, |s, k| s.get(k, out))
     }

@@ -30,5 +30,11 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
     let module = module
         .startup_function(php::startup)
         .info_function(php::info::module_info);
-    php::functions::register(module.class::<php::kv::Kv>())
+    php::functions::register(
+        module
+            .class::<php::kv::Kv>()
+            .class::<php::lock::Lock>()
+            .class::<php::lock::KeepAlive>()
+            .class::<php::memo_lock::MemoLock>(),
+    )
 }

@@ -159,6 +159,113 @@ namespace Ephpm {
         public function stats(): array {}
     }
 
+    /**
+     * Locks named after keys, on a store: one holder at a time across every process
+     * that shares the store, each acquisition with a fresh random 128-bit token and a
+     * fencing number, released by token so that a holder whose lock expired can never
+     * release the next holder's. Waiters are woken by the release, not by polling.
+     * Durations are in milliseconds. A wait never runs into `max_execution_time`: it
+     * ends one second before the limit.
+     *
+     * @example
+     * $locks = new Ephpm\MemoLock(new Ephpm\Kv(), lockTtlMs: 10000);
+     * $report = $locks->exclusively('report:daily', function (Ephpm\KeepAlive $keepAlive) {
+     *     foreach (chunks() as $chunk) { process($chunk); $keepAlive(); }
+     *     return 'done';
+     * });
+     */
+    final class MemoLock
+    {
+        /**
+         * @param Kv|null $store The store whose locks these are (its prefix applies to
+         *        lock names); null: the default store.
+         * @param int $lockTtlMs How long a lock lives unless extended, in milliseconds (> 0).
+         * @param int $waitTimeoutMs How long exclusively() waits for a busy lock, in milliseconds.
+         * @param object|null $logger A PSR-3 logger (duck-typed), for warnings.
+         * @throws \ValueError when a duration is out of range.
+         */
+        public function __construct(?Kv $store = null, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null) {}
+
+        /**
+         * Takes the lock `$name`, waiting up to `$waitMs` for it to be released.
+         *
+         * @param int|null $ttlMs The lock's lifetime in milliseconds; null: lockTtlMs.
+         * @param int $waitMs How long to wait for a busy lock, in milliseconds; 0: don't.
+         * @return Lock|null The held lock, or null when it could not be had in time.
+         */
+        public function acquire(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Lock {}
+
+        /**
+         * Runs `$run` while holding the lock `$name`, so that no two processes ever run
+         * it at once; the lock is released when `$run` returns or throws (the exception
+         * propagates unchanged). `$run` receives an {@see KeepAlive} to extend the lock
+         * during a long section.
+         *
+         * @return mixed What `$run` returned.
+         * @throws LockUnavailable when the lock cannot be had within waitTimeoutMs, or
+         *         the store cannot be used, or the lock expired while `$run` ran.
+         */
+        public function exclusively(string $name, \Closure $run): mixed {}
+
+        /**
+         * A copy with other durations.
+         *
+         * @param int|null $lockTtlMs null: keep this one's.
+         * @param int|null $waitTimeoutMs null: keep this one's.
+         */
+        public function with(?int $lockTtlMs = null, ?int $waitTimeoutMs = null): static {}
+    }
+
+    /**
+     * A held lock, from {@see MemoLock::acquire()}; released when the object is
+     * destroyed if release() was not called.
+     */
+    final class Lock
+    {
+        /** The lock's name, as given to acquire(). */
+        public readonly string $name;
+        /** The random 128-bit token of this acquisition, as 32 hex digits. */
+        public readonly string $token;
+        /** The fencing number: greater than that of every earlier holder of this name. */
+        public readonly int $fence;
+
+        private function __construct() {}
+
+        /**
+         * Gives the lock `$ttlMs` from now.
+         *
+         * @param int|null $ttlMs Milliseconds; null: the TTL it was acquired with.
+         * @throws LockUnavailable when the lock is no longer ours (it expired).
+         */
+        public function extend(?int $ttlMs = null): void {}
+
+        /**
+         * Releases the lock if it is still ours.
+         *
+         * @return bool false when it had expired (another holder's lock is never touched)
+         *         or was already released.
+         */
+        public function release(): bool {}
+
+        /** Whether this acquisition still holds the lock. */
+        public function isHeld(): bool {}
+    }
+
+    /** Handed to a section run by {@see MemoLock::exclusively()}: call it to extend the lock. */
+    final class KeepAlive
+    {
+        private function __construct() {}
+
+        /**
+         * @param int|null $ttlMs Milliseconds from now; null: the MemoLock's lockTtlMs.
+         * @throws LockUnavailable when the lock was lost.
+         */
+        public function __invoke(?int $ttlMs = null): void {}
+    }
+
+    /** A lock could not be acquired in time, the lock store is unreachable, or a held lock was lost. */
+    class LockUnavailable extends \RuntimeException {}
+
     /** A store operation failed: the shared memory could not be opened, or a lock is unrecoverable. */
     class StoreException extends \RuntimeException {}
 

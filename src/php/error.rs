@@ -1,6 +1,7 @@
 //! The one place engine errors become PHP exceptions, and the exception classes ephpm
-//! registers: `Ephpm\StoreException extends \RuntimeException` (a store that failed) and
-//! `Ephpm\StoreFull extends Ephpm\StoreException` (a value that cannot fit).
+//! registers: `Ephpm\StoreException extends \RuntimeException` (a store that failed),
+//! `Ephpm\StoreFull extends Ephpm\StoreException` (a value that cannot fit) and
+//! `Ephpm\LockUnavailable extends \RuntimeException` (a lock that cannot be had, or was lost).
 //!
 //! The classes are registered with the raw ClassBuilder and no object override, so they
 //! inherit PHP's own exception object: file, line and trace are right, and users can
@@ -16,6 +17,7 @@ use crate::store::StoreError;
 
 static STORE_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 static STORE_FULL: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+static LOCK_UNAVAILABLE: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 
 /// `\RuntimeException`, found by symbol: `ClassEntry::try_find` does not work during
 /// MINIT (research/ext-php-rs.md, pitfall 1), and SPL is always built in.
@@ -58,7 +60,16 @@ pub fn register() -> ext_php_rs::error::Result<()> {
     ClassBuilder::new("Ephpm\\StoreFull")
         .extends((store_exception, "\\Ephpm\\StoreException"))
         .registration(|ce, _| STORE_FULL.store(ce, Ordering::Release))
+        .register()?;
+    ClassBuilder::new("Ephpm\\LockUnavailable")
+        .extends((runtime_exception, "\\RuntimeException"))
+        .registration(|ce, _| LOCK_UNAVAILABLE.store(ce, Ordering::Release))
         .register()
+}
+
+/// Throws `Ephpm\LockUnavailable`.
+pub fn lock_unavailable(msg: String) {
+    throw_new(class(&LOCK_UNAVAILABLE), msg);
 }
 
 /// Throws the PHP exception for `err`. `key_arg` is the argument number of the key, for

@@ -48,4 +48,8 @@ unsafe extern "C" {
     pub fn php_var_unserialize_destroy(data: *mut c_void);
 
     pub fn display_ini_entries(module: *mut zend_module_entry);
+
+    pub fn zend_ini_long(name: *const c_char, name_length: usize, orig: c_int) -> i64;
+    pub fn sapi_get_request_time() -> f64;
+    pub fn zend_zval_type_name(arg: *const zval) -> *const c_char;
 }

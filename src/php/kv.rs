@@ -3,16 +3,13 @@
 
 use ext_php_rs::args::Arg;
 use ext_php_rs::builders::FunctionBuilder;
-use ext_php_rs::class::{
-    ClassEntryInfo, ClassMetadata, ConstructorMeta, ConstructorResult, RegisteredClass,
-};
-use ext_php_rs::convert::IntoZvalDyn;
-use ext_php_rs::describe::DocComments;
-use ext_php_rs::flags::{ClassFlags, ConstantFlags, DataType, MethodFlags};
+use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
+use ext_php_rs::flags::{ClassFlags, DataType};
 use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds};
+use super::class::native_class;
 use super::convert::{fetch, with_value};
 use super::error::{throw, throw_new};
 use super::open_keyspace;
@@ -21,47 +18,27 @@ use crate::store::{KeyTtl, SetNx};
 
 /// The Rust side of an `Ephpm\Kv` object.
 ///
-/// `RegisteredClass` is implemented by hand rather than by `#[php_class]`, so that the
-/// constructor parses its own arguments (PHP's wording for bad ones) and declares
-/// `?string $dsn = null` exactly.
 pub struct Kv {
     space: Option<Keyspace>,
 }
 
-static META: ClassMetadata<Kv> = ClassMetadata::new(&[]);
+native_class!(
+    Kv,
+    "Ephpm\\Kv",
+    ClassFlags::Final,
+    &[],
+    methods,
+    Some(ConstructorMeta {
+        constructor: construct,
+        build_fn: constructor_args,
+        flags: None
+    })
+);
 
-impl RegisteredClass for Kv {
-    const CLASS_NAME: &'static str = "Ephpm\\Kv";
-    const BUILDER_MODIFIER: Option<
-        fn(ext_php_rs::builders::ClassBuilder) -> ext_php_rs::builders::ClassBuilder,
-    > = None;
-    const EXTENDS: Option<ClassEntryInfo> = None;
-    const IMPLEMENTS: &'static [ClassEntryInfo] = &[];
-    const FLAGS: ClassFlags = ClassFlags::Final;
-
-    fn get_metadata() -> &'static ClassMetadata<Self> {
-        &META
-    }
-
-    fn method_builders() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
-        methods()
-    }
-
-    fn constructor() -> Option<ConstructorMeta<Self>> {
-        Some(ConstructorMeta {
-            constructor: construct,
-            build_fn: constructor_args,
-            flags: None,
-        })
-    }
-
-    fn constants() -> &'static [(
-        &'static str,
-        &'static dyn IntoZvalDyn,
-        DocComments,
-        ConstantFlags,
-    )] {
-        &[]
+impl Kv {
+    /// The keyspace, once constructed.
+    pub fn keyspace(&self) -> Option<&Keyspace> {
+        self.space.as_ref()
     }
 }
 
@@ -374,7 +351,7 @@ fn method(
 }
 
 /// The methods, as ext-php-rs registers them.
-fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
+fn methods() -> Vec<FunctionBuilder<'static>> {
     use DataType::{Array, Bool, Double, Long, Mixed};
     let value = || Arg::new("value", Mixed);
     [
@@ -452,7 +429,5 @@ fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
         method("clear", clear, vec![], 0, Bool, false),
         method("stats", stats, vec![], 0, Array, false),
     ]
-    .into_iter()
-    .map(|m| (m, MethodFlags::Public))
-    .collect()
+    .into()
 }

@@ -2,6 +2,8 @@
 //! function family with a `register` step; none holds logic the engine could hold.
 //!
 //! - `kv.rs`         `Ephpm\Kv`
+//! - `lock.rs`       `Ephpm\Lock`, `Ephpm\KeepAlive`
+//! - `memo_lock.rs`  `Ephpm\MemoLock`
 //! - `functions.rs`  the ePHPm-compatible `ephpm_kv_*` functions
 //! - `error.rs`      engine errors to PHP exceptions; `Ephpm\StoreException`, `Ephpm\StoreFull`
 //! - `convert.rs`    PHP values to engine values and back (PHP's serializer for arrays/objects)
@@ -10,6 +12,7 @@
 //! - `ffi.rs`        the few PHP C functions ext-php-rs does not bind
 
 mod call;
+mod class;
 mod convert;
 mod error;
 mod ffi;
@@ -17,6 +20,8 @@ pub mod functions;
 pub mod info;
 pub mod ini;
 pub mod kv;
+pub mod lock;
+pub mod memo_lock;
 
 use crate::keyspace::Keyspace;
 use crate::store::{self, StoreError};

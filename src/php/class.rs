@@ -1,0 +1,54 @@
+//! The registration of ephpm's native classes with ext-php-rs, by hand rather than by
+//! `#[php_class]`: each class parses its own arguments (PHP's exact wording for bad ones)
+//! and declares its argument info exactly, which the macros do not allow.
+
+/// Implements `RegisteredClass` for a class whose methods are raw handlers.
+///
+/// `native_class!(Type, "Php\\Name", flags, properties, methods_fn, constructor)`:
+/// `properties` is a `&'static [PropertyDescriptor<Type>]` of read-only getters,
+/// `methods_fn` returns the method builders, `constructor` is an
+/// `Option<ConstructorMeta<Type>>` (None: the class cannot be constructed from PHP).
+macro_rules! native_class {
+    ($ty:ty, $name:literal, $flags:expr, $props:expr, $methods:path, $ctor:expr) => {
+        impl ::ext_php_rs::class::RegisteredClass for $ty {
+            const CLASS_NAME: &'static str = $name;
+            const BUILDER_MODIFIER: Option<
+                fn(::ext_php_rs::builders::ClassBuilder) -> ::ext_php_rs::builders::ClassBuilder,
+            > = None;
+            const EXTENDS: Option<::ext_php_rs::class::ClassEntryInfo> = None;
+            const IMPLEMENTS: &'static [::ext_php_rs::class::ClassEntryInfo] = &[];
+            const FLAGS: ::ext_php_rs::flags::ClassFlags = $flags;
+
+            fn get_metadata() -> &'static ::ext_php_rs::class::ClassMetadata<Self> {
+                static META: ::ext_php_rs::class::ClassMetadata<$ty> =
+                    ::ext_php_rs::class::ClassMetadata::new($props);
+                &META
+            }
+
+            fn method_builders() -> Vec<(
+                ::ext_php_rs::builders::FunctionBuilder<'static>,
+                ::ext_php_rs::flags::MethodFlags,
+            )> {
+                $methods()
+                    .into_iter()
+                    .map(|m| (m, ::ext_php_rs::flags::MethodFlags::Public))
+                    .collect()
+            }
+
+            fn constructor() -> Option<::ext_php_rs::class::ConstructorMeta<Self>> {
+                $ctor
+            }
+
+            fn constants() -> &'static [(
+                &'static str,
+                &'static dyn ::ext_php_rs::convert::IntoZvalDyn,
+                ::ext_php_rs::describe::DocComments,
+                ::ext_php_rs::flags::ConstantFlags,
+            )] {
+                &[]
+            }
+        }
+    };
+}
+
+pub(crate) use native_class;

@@ -1,0 +1,260 @@
+//! `Ephpm\Lock` (a held lock) and `Ephpm\KeepAlive` (extends a held lock from inside a
+//! section). Both are made by `Ephpm\MemoLock`, never by `new`; each method calls one
+//! `crate::lock::Locks` operation.
+
+use std::time::Duration;
+
+use ext_php_rs::args::Arg;
+use ext_php_rs::builders::FunctionBuilder;
+use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
+use ext_php_rs::exception::PhpResult;
+use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags, PropertyFlags};
+use ext_php_rs::internal::property::PropertyDescriptor;
+use ext_php_rs::types::{ZendClassObject, ZendStr, Zval};
+use ext_php_rs::zend::{ExecuteData, ce};
+
+use super::call::{Call, run, value_error};
+use super::class::native_class;
+use super::error::{lock_unavailable, throw, throw_new};
+use crate::lock::{Held, Locks};
+
+/// A lock this request holds; released when the object goes away in the process that
+/// acquired it.
+pub struct Lock {
+    /// The name as the caller gave it (the store's name carries the Kv's prefix).
+    name: Vec<u8>,
+    locks: Locks,
+    held: Held,
+    ttl: Duration,
+    released: bool,
+    /// The process that acquired it: a child forked while the lock is held inherits
+    /// this object, and its exit must not release the parent's lock.
+    owner: u32,
+}
+
+/// Extends the lock of the section it was handed to.
+pub struct KeepAlive {
+    name: Vec<u8>,
+    locks: Locks,
+    held: Held,
+    ttl: Duration,
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        if !self.released && self.owner == std::process::id() {
+            // Nobody can be told any more; a lock we no longer hold is left alone anyway.
+            let _ = self.locks.release(&self.held);
+        }
+    }
+}
+
+fn get_name(l: &Lock, zv: &mut Zval) -> PhpResult {
+    zv.set_zend_string(ZendStr::new(&l.name, false));
+    Ok(())
+}
+
+fn get_token(l: &Lock, zv: &mut Zval) -> PhpResult {
+    zv.set_zend_string(ZendStr::new(l.held.token, false));
+    Ok(())
+}
+
+fn get_fence(l: &Lock, zv: &mut Zval) -> PhpResult {
+    zv.set_long(l.held.fence as i64);
+    Ok(())
+}
+
+const fn prop(
+    name: &'static str,
+    ty: DataType,
+    get: fn(&Lock, &mut Zval) -> PhpResult,
+) -> PropertyDescriptor<Lock> {
+    PropertyDescriptor {
+        name,
+        get: Some(get),
+        set: None,
+        flags: PropertyFlags::Public,
+        docs: &[],
+        ty,
+        nullable: false,
+        readonly: true,
+    }
+}
+
+/// `$lock->name`, `$lock->token`, `$lock->fence`: read-only.
+static LOCK_PROPERTIES: [PropertyDescriptor<Lock>; 3] = [
+    prop("name", DataType::String, get_name),
+    prop("token", DataType::String, get_token),
+    prop("fence", DataType::Long, get_fence),
+];
+
+/// Made by `Ephpm\MemoLock` only: a private constructor, as PHP's own such classes have.
+fn private_constructor<T>() -> Option<ConstructorMeta<T>> {
+    Some(ConstructorMeta {
+        constructor: |_| {
+            throw_new(
+                ce::error(),
+                "Ephpm\\MemoLock makes these objects; they cannot be constructed".into(),
+            );
+            ConstructorResult::ArgError
+        },
+        build_fn: |f| f,
+        flags: Some(MethodFlags::Private),
+    })
+}
+
+native_class!(
+    Lock,
+    "Ephpm\\Lock",
+    ClassFlags::Final,
+    &LOCK_PROPERTIES,
+    lock_methods,
+    private_constructor()
+);
+native_class!(
+    KeepAlive,
+    "Ephpm\\KeepAlive",
+    ClassFlags::Final,
+    &[],
+    keep_alive_methods,
+    private_constructor()
+);
+
+/// A new `Ephpm\Lock` object in `rv`.
+pub fn new_lock(rv: &mut Zval, name: &[u8], locks: Locks, held: Held, ttl: Duration) {
+    let lock = Lock {
+        name: name.to_vec(),
+        locks,
+        held,
+        ttl,
+        released: false,
+        owner: std::process::id(),
+    };
+    let _ = ext_php_rs::convert::IntoZval::set_zval(ZendClassObject::new(lock), rv, false);
+}
+
+/// A new `Ephpm\KeepAlive` object.
+pub fn new_keep_alive(name: &[u8], locks: Locks, held: Held, ttl: Duration) -> Zval {
+    let mut zv = Zval::new();
+    let keep_alive = KeepAlive {
+        name: name.to_vec(),
+        locks,
+        held,
+        ttl,
+    };
+    let _ =
+        ext_php_rs::convert::IntoZval::set_zval(ZendClassObject::new(keep_alive), &mut zv, false);
+    zv
+}
+
+/// A `?int $ttlMs` argument: `default` when null or absent; must be positive.
+pub fn ttl_ms_arg(c: &Call, i: u32, default: Duration) -> Option<Duration> {
+    match c.arg(i) {
+        None => Some(default),
+        Some(zv) if zv.is_null() => Some(default),
+        Some(_) => {
+            let ms = c.long_or(i, 0)?;
+            if ms <= 0 {
+                value_error(i + 1, "must be greater than 0");
+                return None;
+            }
+            Some(Duration::from_millis(ms as u64))
+        }
+    }
+}
+
+/// Extends `held` to `ttl`, throwing LockUnavailable when it is no longer ours.
+fn extend(name: &[u8], locks: &Locks, held: &Held, ttl: Duration, what: &str) {
+    match locks.extend(held, ttl) {
+        Ok(true) => {}
+        Ok(false) => lock_unavailable(format!(
+            "{what}: the lock \"{}\" is no longer held: it expired, and another process may hold it now",
+            String::from_utf8_lossy(name)
+        )),
+        Err(e) => throw(&e, 1, what),
+    }
+}
+
+extern "C" fn lock_extend(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, _| {
+        let Some(c) = Call::new(ex, 0, 1) else { return };
+        let Some(l) = c.this::<Lock>() else { return };
+        let Some(ttl) = ttl_ms_arg(&c, 0, l.ttl) else {
+            return;
+        };
+        extend(&l.name, &l.locks, &l.held, ttl, "Ephpm\\Lock::extend()");
+    })
+}
+
+extern "C" fn lock_release(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 0, 0) else { return };
+        let Some(l) = c.this::<Lock>() else { return };
+        if l.released {
+            return rv.set_bool(false);
+        }
+        match l.locks.release(&l.held) {
+            Ok(ours) => {
+                l.released = true;
+                rv.set_bool(ours);
+            }
+            Err(e) => throw(&e, 1, "Ephpm\\Lock::release()"),
+        }
+    })
+}
+
+extern "C" fn lock_is_held(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 0, 0) else { return };
+        let Some(l) = c.this::<Lock>() else { return };
+        match l.locks.is_held(&l.held) {
+            Ok(held) => rv.set_bool(held && !l.released),
+            Err(e) => throw(&e, 1, "Ephpm\\Lock::isHeld()"),
+        }
+    })
+}
+
+extern "C" fn keep_alive_invoke(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, _| {
+        let Some(c) = Call::new(ex, 0, 1) else { return };
+        let Some(k) = c.this::<KeepAlive>() else {
+            return;
+        };
+        let Some(ttl) = ttl_ms_arg(&c, 0, k.ttl) else {
+            return;
+        };
+        extend(
+            &k.name,
+            &k.locks,
+            &k.held,
+            ttl,
+            "Ephpm\\KeepAlive::__invoke()",
+        );
+    })
+}
+
+fn ttl_ms_param() -> Arg<'static> {
+    Arg::new("ttlMs", DataType::Long)
+        .allow_null()
+        .default("null")
+}
+
+fn lock_methods() -> Vec<FunctionBuilder<'static>> {
+    vec![
+        FunctionBuilder::new("extend", lock_extend)
+            .arg(ttl_ms_param())
+            .required_args(0)
+            .returns(DataType::Void, false, false),
+        FunctionBuilder::new("release", lock_release).returns(DataType::Bool, false, false),
+        FunctionBuilder::new("isHeld", lock_is_held).returns(DataType::Bool, false, false),
+    ]
+}
+
+fn keep_alive_methods() -> Vec<FunctionBuilder<'static>> {
+    vec![
+        FunctionBuilder::new("__invoke", keep_alive_invoke)
+            .arg(ttl_ms_param())
+            .required_args(0)
+            .returns(DataType::Void, false, false),
+    ]
+}

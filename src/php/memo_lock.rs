@@ -1,0 +1,299 @@
+//! `Ephpm\MemoLock`: locks named after keys, on a store, from PHP. Each method converts
+//! its arguments, calls `crate::lock::Locks`, and converts the result.
+
+use std::time::Duration;
+
+use ext_php_rs::args::Arg;
+use ext_php_rs::builders::FunctionBuilder;
+use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
+use ext_php_rs::flags::{ClassFlags, DataType};
+use ext_php_rs::types::{ZendCallable, ZendClassObject, Zval};
+use ext_php_rs::zend::ExecuteData;
+
+use super::call::{Call, arg_type_error, run, value_error};
+use super::class::native_class;
+use super::error::{lock_unavailable, throw, throw_new};
+use super::kv::Kv;
+use super::lock::{new_keep_alive, new_lock, ttl_ms_arg};
+use super::{ffi, open_keyspace};
+use crate::keyspace::Keyspace;
+use crate::lock::Locks;
+
+/// The Rust side of an `Ephpm\MemoLock`.
+pub struct MemoLock {
+    space: Keyspace,
+    locks: Locks,
+    lock_ttl: Duration,
+    wait: Duration,
+    logger: Option<Zval>,
+}
+
+native_class!(
+    MemoLock,
+    "Ephpm\\MemoLock",
+    ClassFlags::Final,
+    &[],
+    methods,
+    Some(ConstructorMeta {
+        constructor: construct,
+        build_fn: constructor_args,
+        flags: None
+    })
+);
+
+impl MemoLock {
+    fn copy(&self) -> MemoLock {
+        MemoLock {
+            space: self.space.clone(),
+            locks: self.locks.clone(),
+            lock_ttl: self.lock_ttl,
+            wait: self.wait,
+            logger: self.logger.as_ref().map(Zval::shallow_clone),
+        }
+    }
+}
+
+/// How long a wait may last: `wanted`, but never into `max_execution_time` (one second
+/// before the limit, DESIGN.md §3.6).
+fn clamp_to_execution_time(wanted: Duration) -> Duration {
+    // SAFETY: a NUL-terminated literal with its length; zend_ini_long only reads it.
+    let limit = unsafe { ffi::zend_ini_long(c"max_execution_time".as_ptr(), 18, 0) };
+    if limit <= 0 {
+        return wanted;
+    }
+    // SAFETY: no arguments; the SAPI's request start time, or the current time.
+    let started = unsafe { ffi::sapi_get_request_time() };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64();
+    let left = started + limit as f64 - 1.0 - now;
+    wanted.min(Duration::from_secs_f64(left.max(0.0)))
+}
+
+/// A millisecond count argument that must be positive (`min` 1) or non-negative (`min` 0).
+fn ms_arg(c: &Call, i: u32, default: i64, min: i64) -> Option<Duration> {
+    let ms = c.long_or(i, default)?;
+    if ms < min {
+        let rule = if min > 0 {
+            "must be greater than 0"
+        } else {
+            "must be greater than or equal to 0"
+        };
+        value_error(i + 1, rule);
+        return None;
+    }
+    Some(Duration::from_millis(ms as u64))
+}
+
+/// `__construct(?Ephpm\Kv $store = null, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null)`
+fn construct(ex: &mut ExecuteData) -> ConstructorResult<MemoLock> {
+    let Some(c) = Call::new(ex, 0, 4) else {
+        return ConstructorResult::ArgError;
+    };
+    let space = match c.mixed(0) {
+        None => open_keyspace(None, b""),
+        Some(zv) if zv.is_null() => open_keyspace(None, b""),
+        Some(zv) => match zv.object().and_then(ZendClassObject::<Kv>::from_zend_obj) {
+            Some(kv) => match kv.keyspace() {
+                Some(s) => Ok(s.clone()),
+                None => return ConstructorResult::ArgError,
+            },
+            None => {
+                arg_type_error(
+                    1,
+                    &format!("must be of type ?Ephpm\\Kv, {} given", type_name(zv)),
+                );
+                return ConstructorResult::ArgError;
+            }
+        },
+    };
+    let (Some(lock_ttl), Some(wait)) = (ms_arg(&c, 1, 30_000, 1), ms_arg(&c, 2, 5_000, 0)) else {
+        return ConstructorResult::ArgError;
+    };
+    let logger = match c.mixed(3) {
+        None => None,
+        Some(zv) if zv.is_null() => None,
+        Some(zv) if zv.is_object() => Some(zv.shallow_clone()),
+        Some(zv) => {
+            arg_type_error(
+                4,
+                &format!("must be of type ?object, {} given", type_name(zv)),
+            );
+            return ConstructorResult::ArgError;
+        }
+    };
+    match space {
+        Ok(space) => {
+            let locks = Locks::new(space.store().clone());
+            ConstructorResult::Ok(MemoLock {
+                space,
+                locks,
+                lock_ttl,
+                wait,
+                logger,
+            })
+        }
+        Err(e) => {
+            throw(&e, 1, "Ephpm\\MemoLock::__construct()");
+            ConstructorResult::ArgError
+        }
+    }
+}
+
+fn type_name(zv: &Zval) -> String {
+    // SAFETY: `zv` is a live zval; the function returns a static C string.
+    let p = unsafe { ffi::zend_zval_type_name(std::ptr::from_ref(zv).cast()) };
+    // SAFETY: zend_zval_type_name always returns a NUL-terminated static string.
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
+    f.arg(
+        Arg::new("store", DataType::object("Ephpm\\Kv"))
+            .allow_null()
+            .default("null"),
+    )
+    .arg(Arg::new("lockTtlMs", DataType::Long).default("30000"))
+    .arg(Arg::new("waitTimeoutMs", DataType::Long).default("5000"))
+    .arg(
+        Arg::new("logger", DataType::object(""))
+            .allow_null()
+            .default("null"),
+    )
+    .required_args(0)
+}
+
+/// The object, the lock's name as given, and its name in the store.
+fn begin<'a>(c: &Call<'a>) -> Option<(&'a MemoLock, &'a [u8], Vec<u8>)> {
+    let m = c.this::<MemoLock>()?;
+    let name = c.string(0)?;
+    match m.space.full_key(name) {
+        Ok(full) => Some((m, name, full)),
+        Err(e) => {
+            throw(&e, 1, "Ephpm\\MemoLock");
+            None
+        }
+    }
+}
+
+/// `acquire(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Ephpm\Lock`
+extern "C" fn acquire(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 1, 3) else { return };
+        let Some((m, given, name)) = begin(&c) else {
+            return;
+        };
+        let (Some(ttl), Some(wait)) = (ttl_ms_arg(&c, 1, m.lock_ttl), ms_arg(&c, 2, 0, 0)) else {
+            return;
+        };
+        match m.locks.acquire(&name, ttl, clamp_to_execution_time(wait)) {
+            Ok(Some(held)) => new_lock(rv, given, m.locks.clone(), held, ttl),
+            Ok(None) => rv.set_null(),
+            Err(e) => throw(&e, 1, "Ephpm\\MemoLock::acquire()"),
+        }
+    })
+}
+
+/// `exclusively(string $name, \Closure $run): mixed` — `$run` gets an `Ephpm\KeepAlive`.
+extern "C" fn exclusively(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 2, 2) else { return };
+        let Some((m, given, name)) = begin(&c) else {
+            return;
+        };
+        let shown = String::from_utf8_lossy(given);
+        let Some(closure) = c.mixed(1).filter(|z| {
+            z.object()
+                .is_some_and(|o| o.get_class_name().is_ok_and(|n| n == "Closure"))
+        }) else {
+            let given = c.mixed(1).map_or_else(String::new, type_name);
+            return arg_type_error(2, &format!("must be of type Closure, {given} given"));
+        };
+        let wait = clamp_to_execution_time(m.wait);
+        let held = match m.locks.acquire(&name, m.lock_ttl, wait) {
+            Ok(Some(held)) => held,
+            Ok(None) => {
+                return lock_unavailable(format!(
+                    "Ephpm\\MemoLock::exclusively(): the lock \"{shown}\" could not be acquired within {} ms",
+                    wait.as_millis()
+                ));
+            }
+            Err(e) => {
+                return lock_unavailable(format!(
+                    "Ephpm\\MemoLock::exclusively(): the lock store cannot be used: {e}"
+                ));
+            }
+        };
+        let keep_alive = new_keep_alive(given, m.locks.clone(), held.clone(), m.lock_ttl);
+        let result = ZendCallable::new(closure).and_then(|f| f.try_call(vec![&keep_alive]));
+        // Released whatever the section did; an exception it threw stays pending.
+        let still_ours = m.locks.release(&held);
+        match result {
+            Ok(v) => {
+                *rv = v;
+                if matches!(still_ours, Ok(false)) {
+                    lock_unavailable(format!(
+                        "Ephpm\\MemoLock::exclusively(): the lock \"{shown}\" expired while the section ran: another process may have run it too"
+                    ));
+                }
+            }
+            Err(ext_php_rs::error::Error::ExceptionPending { .. }) => {}
+            Err(e) => throw_new(
+                ext_php_rs::zend::ce::error(),
+                format!("Ephpm\\MemoLock::exclusively(): {e}"),
+            ),
+        }
+    })
+}
+
+/// `with(?int $lockTtlMs = null, ?int $waitTimeoutMs = null): static` — a copy.
+extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 0, 2) else { return };
+        let Some(m) = c.this::<MemoLock>() else {
+            return;
+        };
+        let mut copy = m.copy();
+        if let Some(zv) = c.arg(0).filter(|z| !z.is_null()) {
+            let _ = zv;
+            let Some(ttl) = ms_arg(&c, 0, 0, 1) else {
+                return;
+            };
+            copy.lock_ttl = ttl;
+        }
+        if let Some(zv) = c.arg(1).filter(|z| !z.is_null()) {
+            let _ = zv;
+            let Some(wait) = ms_arg(&c, 1, 0, 0) else {
+                return;
+            };
+            copy.wait = wait;
+        }
+        let _ = ext_php_rs::convert::IntoZval::set_zval(ZendClassObject::new(copy), rv, false);
+    })
+}
+
+fn methods() -> Vec<FunctionBuilder<'static>> {
+    let name = || Arg::new("name", DataType::String);
+    let nullable_ms = |n: &str| Arg::new(n, DataType::Long).allow_null().default("null");
+    vec![
+        FunctionBuilder::new("acquire", acquire)
+            .arg(name())
+            .arg(nullable_ms("ttlMs"))
+            .arg(Arg::new("waitMs", DataType::Long).default("0"))
+            .required_args(1)
+            .returns(DataType::object("Ephpm\\Lock"), false, true),
+        FunctionBuilder::new("exclusively", exclusively)
+            .arg(name())
+            .arg(Arg::new("run", DataType::object("Closure")))
+            .required_args(2)
+            .returns(DataType::Mixed, false, false),
+        FunctionBuilder::new("with", with)
+            .arg(nullable_ms("lockTtlMs"))
+            .arg(nullable_ms("waitTimeoutMs"))
+            .required_args(0)
+            .returns(DataType::object("static"), false, false),
+    ]
+}
