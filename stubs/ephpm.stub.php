@@ -187,6 +187,26 @@ namespace Ephpm {
         public function __construct(?Kv $store = null, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null) {}
 
         /**
+         * Symfony's cache callback wrapper: `$pool->setCallbackWrapper(new Ephpm\MemoLock())`.
+         * The process that wins the key's lock computes, publishes the item (through
+         * `$setMetadata` and `$pool->save()`) and releases, which wakes the others; they
+         * read the pool and serve the hit. A callback that throws releases the lock; the
+         * exception propagates unchanged. `$beta === INF` recomputes behind the lock. A
+         * wait that would exceed waitTimeoutMs or run into max_execution_time, or a store
+         * that cannot be used, computes without protection and logs a warning.
+         *
+         * @param callable $callback Called as `$callback($item, $save)`, `$save` by reference.
+         * @param object $item The Symfony CacheItem being computed.
+         * @param bool $save Set to false once the wrapper has saved the item itself.
+         * @param object $pool The cache pool.
+         * @param \Closure|null $setMetadata Symfony's metadata writer.
+         * @param object|null $logger The pool's PSR-3 logger.
+         * @param float|null $beta Symfony's early-expiration factor; INF forces a recompute.
+         * @return mixed The value.
+         */
+        public function __invoke(callable $callback, object $item, bool &$save, object $pool, ?\Closure $setMetadata = null, ?object $logger = null, ?float $beta = null): mixed {}
+
+        /**
          * Takes the lock `$name`, waiting up to `$waitMs` for it to be released.
          *
          * @param int|null $ttlMs The lock's lifetime in milliseconds; null: lockTtlMs.

@@ -249,6 +249,183 @@ extern "C" fn exclusively(ex: &mut ExecuteData, rv: &mut Zval) {
     })
 }
 
+/// Calls `method` on `obj` with `args`; `None` when it threw (the exception is pending)
+/// or could not be called (an Error is thrown).
+fn call_method(
+    obj: &Zval,
+    method: &str,
+    args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>,
+) -> Option<Zval> {
+    match obj.try_call_method(method, args) {
+        Ok(v) => Some(v),
+        Err(ext_php_rs::error::Error::ExceptionPending { .. }) => None,
+        Err(e) => {
+            throw_new(
+                ext_php_rs::zend::ce::error(),
+                format!("Ephpm\\MemoLock: cannot call {method}(): {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// Logs a warning through `$logger->warning()`, when there is a logger.
+fn warn_to(logger: Option<&Zval>, message: String) {
+    if let Some(l) = logger {
+        let _ = l.try_call_method("warning", vec![&message]);
+    }
+}
+
+/// The value of `$pool->getItem($key)` when it is a hit.
+fn pool_hit(pool: &Zval, key: &Zval) -> Option<Option<Zval>> {
+    let item = call_method(pool, "getItem", vec![key])?;
+    let hit = call_method(&item, "isHit", vec![])?;
+    if hit.bool() == Some(true) {
+        call_method(&item, "get", vec![]).map(Some)
+    } else {
+        Some(None)
+    }
+}
+
+/// Saves the computed `value` into `pool` the way Symfony's CacheTrait would:
+/// `$setMetadata($item)`, then `$pool->save($item->set($value))`.
+fn publish(item: &Zval, pool: &Zval, set_metadata: Option<&Zval>, value: &Zval) -> bool {
+    let metadata_ok = set_metadata.is_none_or(|f| {
+        ZendCallable::new(f)
+            .and_then(|f| f.try_call(vec![item]))
+            .is_ok()
+    });
+    metadata_ok
+        && call_method(item, "set", vec![value]).is_some()
+        && call_method(pool, "save", vec![item]).is_some()
+}
+
+/// Symfony's cache callback wrapper (`$pool->setCallbackWrapper(new Ephpm\MemoLock())`):
+/// `__invoke(callable $callback, object $item, bool &$save, object $pool, ?\Closure
+/// $setMetadata = null, ?object $logger = null, ?float $beta = null): mixed`.
+///
+/// The winner of the key's lock computes, publishes through `$setMetadata($item)` and
+/// `$pool->save()`, sets `$save = false` and releases, which wakes the waiters; a waiter
+/// sleeps until the release (at most the lock's TTL), reads the pool, serves a hit and
+/// races again on a miss. `$beta === INF` recomputes behind the lock. A wait that would
+/// run into max_execution_time, or a store that cannot be used, computes unprotected
+/// with a warning through the logger.
+extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 4, 7) else { return };
+        let Some(m) = c.this::<MemoLock>() else {
+            return;
+        };
+        let (Some(callback), Some(item), Some(save), Some(pool)) =
+            (c.mixed(0), c.mixed(1), c.arg(2), c.mixed(3))
+        else {
+            return;
+        };
+        let set_metadata = c.mixed(4).filter(|z| !z.is_null());
+        let logger = c.mixed(5).filter(|z| z.is_object()).or(m.logger.as_ref());
+        let forced = c.mixed(6).and_then(Zval::double) == Some(f64::INFINITY);
+        // `save` is the caller's reference: passed on as is, the callback's `$save = false`
+        // reaches Symfony.
+        let compute = |rv: &mut Zval| match ZendCallable::new(callback)
+            .and_then(|f| f.try_call(vec![item, &*save]))
+        {
+            Ok(v) => {
+                *rv = v;
+                true
+            }
+            Err(ext_php_rs::error::Error::ExceptionPending { .. }) => false,
+            Err(e) => {
+                throw_new(
+                    ext_php_rs::zend::ce::error(),
+                    format!("Ephpm\\MemoLock: cannot call the callback: {e}"),
+                );
+                false
+            }
+        };
+        let Some(key) = call_method(item, "getKey", vec![]) else {
+            return;
+        };
+        let Some(name) = key
+            .zend_str()
+            .map(|k| [&b"memo:"[..], k.as_bytes()].concat())
+        else {
+            return;
+        };
+        let Ok(name) = m.space.full_key(&name) else {
+            return;
+        };
+        let deadline = std::time::Instant::now() + clamp_to_execution_time(m.wait);
+        loop {
+            let held = match m.locks.acquire(&name, m.lock_ttl, Duration::ZERO) {
+                Ok(held) => held,
+                Err(e) => {
+                    warn_to(
+                        logger,
+                        format!(
+                            "ephpm: computing \"{}\" without stampede protection: {e}",
+                            String::from_utf8_lossy(&name)
+                        ),
+                    );
+                    compute(rv);
+                    return;
+                }
+            };
+            if let Some(held) = held {
+                // Won. Somebody may have published while we raced: serve that.
+                let published = if forced {
+                    Some(None)
+                } else {
+                    pool_hit(pool, &key)
+                };
+                match published {
+                    Some(Some(v)) => {
+                        save.dereference_mut().set_bool(false);
+                        *rv = v;
+                    }
+                    Some(None) => {
+                        let computed = compute(rv);
+                        // Publish before releasing, as LockRegistry does, so that the
+                        // waiters woken by the release find the item.
+                        let wants_saving = save.dereference().bool() == Some(true);
+                        if computed && wants_saving && publish(item, pool, set_metadata, rv) {
+                            save.dereference_mut().set_bool(false);
+                        }
+                    }
+                    None => {}
+                }
+                let _ = m.locks.release(&held);
+                return;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                warn_to(
+                    logger,
+                    format!(
+                        "ephpm: the lock on \"{}\" was not released in time; computing without it",
+                        String::from_utf8_lossy(&name)
+                    ),
+                );
+                compute(rv);
+                return;
+            }
+            if m.locks.wait_until_free(&name, left).is_err() {
+                continue;
+            }
+            if !forced {
+                match pool_hit(pool, &key) {
+                    Some(Some(v)) => {
+                        save.dereference_mut().set_bool(false);
+                        *rv = v;
+                        return;
+                    }
+                    Some(None) => {}
+                    None => return,
+                }
+            }
+        }
+    })
+}
+
 /// `with(?int $lockTtlMs = null, ?int $waitTimeoutMs = null): static` — a copy.
 extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
@@ -279,6 +456,28 @@ fn methods() -> Vec<FunctionBuilder<'static>> {
     let name = || Arg::new("name", DataType::String);
     let nullable_ms = |n: &str| Arg::new(n, DataType::Long).allow_null().default("null");
     vec![
+        FunctionBuilder::new("__invoke", invoke)
+            .arg(Arg::new("callback", DataType::Callable))
+            .arg(Arg::new("item", DataType::object("")))
+            .arg(Arg::new("save", DataType::Bool).as_ref())
+            .arg(Arg::new("pool", DataType::object("")))
+            .arg(
+                Arg::new("setMetadata", DataType::object("Closure"))
+                    .allow_null()
+                    .default("null"),
+            )
+            .arg(
+                Arg::new("logger", DataType::object(""))
+                    .allow_null()
+                    .default("null"),
+            )
+            .arg(
+                Arg::new("beta", DataType::Double)
+                    .allow_null()
+                    .default("null"),
+            )
+            .required_args(4)
+            .returns(DataType::Mixed, false, false),
         FunctionBuilder::new("acquire", acquire)
             .arg(name())
             .arg(nullable_ms("ttlMs"))
