@@ -228,6 +228,36 @@ namespace Ephpm {
         public function exclusively(string $name, \Closure $run): mixed {}
 
         /**
+         * Makes a thing once, however many processes ask for it at once: `$exists()` is
+         * asked first (it returns the thing, or null or false when there is none yet);
+         * one process takes the lock `once:<name>`, asks `$exists()` again and, still
+         * finding nothing, calls `$make(KeepAlive $keepAlive)`. The others wait for the
+         * lock's release and ask `$exists()` again: they wait for the thing, not the lock.
+         *
+         * @return mixed What `$exists()` returned, or what `$make()` returned.
+         * @throws LockUnavailable when the thing neither appeared nor its lock was
+         *         released within waitTimeoutMs, or the store cannot be used.
+         */
+        public function once(string $name, \Closure $exists, \Closure $make): mixed {}
+
+        /**
+         * Runs `$call($pool)` with this MemoLock as `$pool`'s callback wrapper, and puts
+         * the pool's own wrapper back afterwards, also when `$call` throws.
+         *
+         * @param object $pool A Symfony cache pool (anything with setCallbackWrapper()).
+         * @return mixed What `$call` returned.
+         */
+        public function around(object $pool, \Closure $call): mixed {}
+
+        /**
+         * Runs `$call($pool)` with no stampede protection on `$pool`, and puts the pool's
+         * own wrapper back afterwards, also when `$call` throws.
+         *
+         * @return mixed What `$call` returned.
+         */
+        public static function unguarded(object $pool, \Closure $call): mixed {}
+
+        /**
          * A copy with other durations.
          *
          * @param int|null $lockTtlMs null: keep this one's.

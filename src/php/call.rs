@@ -92,6 +92,13 @@ impl<'a> Call<'a> {
         Some(&mut **obj)
     }
 
+    /// `$this` as a zval (to pass the object itself on).
+    pub fn this_zval(&self) -> Option<&'a Zval> {
+        // SAFETY: `ex` is the live frame of this call; `This` holds the object for methods.
+        let this = unsafe { &(*self.ex).This };
+        this.is_object().then_some(this)
+    }
+
     /// Argument `i` (0-based) if it was passed.
     pub fn arg(&self, i: u32) -> Option<&'a mut Zval> {
         if i >= self.count {

@@ -6,7 +6,7 @@
 ///
 /// `native_class!(Type, "Php\\Name", flags, properties, methods_fn, constructor)`:
 /// `properties` is a `&'static [PropertyDescriptor<Type>]` of read-only getters,
-/// `methods_fn` returns the method builders, `constructor` is an
+/// `methods_fn` returns the method builders with their flags (see `public`), `constructor` is an
 /// `Option<ConstructorMeta<Type>>` (None: the class cannot be constructed from PHP).
 macro_rules! native_class {
     ($ty:ty, $name:literal, $flags:expr, $props:expr, $methods:path, $ctor:expr) => {
@@ -30,9 +30,6 @@ macro_rules! native_class {
                 ::ext_php_rs::flags::MethodFlags,
             )> {
                 $methods()
-                    .into_iter()
-                    .map(|m| (m, ::ext_php_rs::flags::MethodFlags::Public))
-                    .collect()
             }
 
             fn constructor() -> Option<::ext_php_rs::class::ConstructorMeta<Self>> {
@@ -52,3 +49,16 @@ macro_rules! native_class {
 }
 
 pub(crate) use native_class;
+
+/// Marks method builders public.
+pub fn public(
+    methods: Vec<ext_php_rs::builders::FunctionBuilder<'static>>,
+) -> Vec<(
+    ext_php_rs::builders::FunctionBuilder<'static>,
+    ext_php_rs::flags::MethodFlags,
+)> {
+    methods
+        .into_iter()
+        .map(|m| (m, ext_php_rs::flags::MethodFlags::Public))
+        .collect()
+}

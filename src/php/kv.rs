@@ -4,12 +4,12 @@
 use ext_php_rs::args::Arg;
 use ext_php_rs::builders::FunctionBuilder;
 use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
-use ext_php_rs::flags::{ClassFlags, DataType};
+use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds};
-use super::class::native_class;
+use super::class::{native_class, public};
 use super::convert::{fetch, with_value};
 use super::error::{throw, throw_new};
 use super::open_keyspace;
@@ -351,10 +351,10 @@ fn method(
 }
 
 /// The methods, as ext-php-rs registers them.
-fn methods() -> Vec<FunctionBuilder<'static>> {
+fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
     use DataType::{Array, Bool, Double, Long, Mixed};
     let value = || Arg::new("value", Mixed);
-    [
+    let methods: Vec<FunctionBuilder<'static>> = [
         method(
             "get",
             get,
@@ -429,5 +429,6 @@ fn methods() -> Vec<FunctionBuilder<'static>> {
         method("clear", clear, vec![], 0, Bool, false),
         method("stats", stats, vec![], 0, Array, false),
     ]
-    .into()
+    .into();
+    public(methods)
 }

@@ -14,7 +14,7 @@ use ext_php_rs::types::{ZendClassObject, ZendStr, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::call::{Call, run, value_error};
-use super::class::native_class;
+use super::class::{native_class, public};
 use super::error::{lock_unavailable, throw, throw_new};
 use crate::lock::{Held, Locks};
 
@@ -239,22 +239,22 @@ fn ttl_ms_param() -> Arg<'static> {
         .default("null")
 }
 
-fn lock_methods() -> Vec<FunctionBuilder<'static>> {
-    vec![
+fn lock_methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
+    public(vec![
         FunctionBuilder::new("extend", lock_extend)
             .arg(ttl_ms_param())
             .required_args(0)
             .returns(DataType::Void, false, false),
         FunctionBuilder::new("release", lock_release).returns(DataType::Bool, false, false),
         FunctionBuilder::new("isHeld", lock_is_held).returns(DataType::Bool, false, false),
-    ]
+    ])
 }
 
-fn keep_alive_methods() -> Vec<FunctionBuilder<'static>> {
-    vec![
+fn keep_alive_methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
+    public(vec![
         FunctionBuilder::new("__invoke", keep_alive_invoke)
             .arg(ttl_ms_param())
             .required_args(0)
             .returns(DataType::Void, false, false),
-    ]
+    ])
 }

@@ -6,12 +6,12 @@ use std::time::Duration;
 use ext_php_rs::args::Arg;
 use ext_php_rs::builders::FunctionBuilder;
 use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
-use ext_php_rs::flags::{ClassFlags, DataType};
+use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::types::{ZendCallable, ZendClassObject, Zval};
 use ext_php_rs::zend::ExecuteData;
 
 use super::call::{Call, arg_type_error, run, value_error};
-use super::class::native_class;
+use super::class::{native_class, public};
 use super::error::{lock_unavailable, throw, throw_new};
 use super::kv::Kv;
 use super::lock::{new_keep_alive, new_lock, ttl_ms_arg};
@@ -426,6 +426,157 @@ extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
     })
 }
 
+/// A `\Closure` argument, or `None` with PHP's TypeError thrown.
+fn closure_arg<'a>(c: &Call<'a>, i: u32) -> Option<&'a Zval> {
+    let zv = c.mixed(i)?;
+    if zv
+        .object()
+        .is_some_and(|o| o.get_class_name().is_ok_and(|n| n == "Closure"))
+    {
+        return Some(zv);
+    }
+    arg_type_error(
+        i + 1,
+        &format!("must be of type Closure, {} given", type_name(zv)),
+    );
+    None
+}
+
+/// Calls a PHP callable; `None` when it threw (the exception stays pending).
+fn call(f: &Zval, args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>) -> Option<Zval> {
+    match ZendCallable::new(f).and_then(|f| f.try_call(args)) {
+        Ok(v) => Some(v),
+        Err(ext_php_rs::error::Error::ExceptionPending { .. }) => None,
+        Err(e) => {
+            throw_new(
+                ext_php_rs::zend::ce::error(),
+                format!("Ephpm\\MemoLock: cannot call the closure: {e}"),
+            );
+            None
+        }
+    }
+}
+
+/// A value `$exists` may return for "not there yet".
+fn absent(v: &Zval) -> bool {
+    v.is_null() || v.is_false()
+}
+
+/// `once(string $name, \Closure $exists, \Closure $make): mixed` — makes a thing once,
+/// fleet-wide on a shared store: `$exists()` is asked first and after every wait (it
+/// returns the thing, or null/false); only a lock holder that still finds nothing calls
+/// `$make(KeepAlive)`. Waiters wait for the thing, not for the lock. The lock is named
+/// `once:<name>`, so the thing itself may be stored under `<name>`.
+extern "C" fn once(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 3, 3) else { return };
+        let Some((m, given, name)) = begin(&c) else {
+            return;
+        };
+        let (Some(exists), Some(make)) = (closure_arg(&c, 1), closure_arg(&c, 2)) else {
+            return;
+        };
+        // Its own lock name, so that the thing may live under `$name` in the same store.
+        let name = [&b"once:"[..], &name].concat();
+        let deadline = std::time::Instant::now() + clamp_to_execution_time(m.wait);
+        loop {
+            let Some(found) = call(exists, vec![]) else {
+                return;
+            };
+            if !absent(&found) {
+                *rv = found;
+                return;
+            }
+            match m.locks.acquire(&name, m.lock_ttl, Duration::ZERO) {
+                Ok(Some(held)) => {
+                    // Made while we raced for the lock? Then serve that.
+                    let result = match call(exists, vec![]) {
+                        Some(found) if !absent(&found) => Some(found),
+                        Some(_) => call(
+                            make,
+                            vec![&new_keep_alive(
+                                given,
+                                m.locks.clone(),
+                                held.clone(),
+                                m.lock_ttl,
+                            )],
+                        ),
+                        None => None,
+                    };
+                    let _ = m.locks.release(&held);
+                    if let Some(v) = result {
+                        *rv = v;
+                    }
+                    return;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    return lock_unavailable(format!(
+                        "Ephpm\\MemoLock::once(): the lock store cannot be used: {e}"
+                    ));
+                }
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return lock_unavailable(format!(
+                    "Ephpm\\MemoLock::once(): \"{}\" was neither made nor its lock released within {} ms",
+                    String::from_utf8_lossy(given),
+                    m.wait.as_millis()
+                ));
+            }
+            let _ = m.locks.wait_until_free(&name, left);
+        }
+    })
+}
+
+/// Runs `$call($pool)` with `wrapper` as the pool's callback wrapper, putting the pool's
+/// own wrapper back afterwards, also when `$call` throws.
+fn with_wrapper(
+    pool: &Zval,
+    wrapper: &dyn ext_php_rs::convert::IntoZvalDyn,
+    f: &Zval,
+    rv: &mut Zval,
+) {
+    let Some(previous) = call_method(pool, "setCallbackWrapper", vec![wrapper]) else {
+        return;
+    };
+    let result = call(f, vec![pool]);
+    // PHP calls nothing while an exception is pending: set it aside for the restore.
+    let pending = ext_php_rs::zend::ExecutorGlobals::take_exception();
+    let _ = call_method(pool, "setCallbackWrapper", vec![&previous]);
+    if let Some(e) = pending {
+        let mut zv = Zval::new();
+        if ext_php_rs::convert::IntoZval::set_zval(e, &mut zv, false).is_ok() {
+            let _ = ext_php_rs::exception::throw_object(zv);
+        }
+    } else if let Some(v) = result {
+        *rv = v;
+    }
+}
+
+/// `around(object $pool, \Closure $call): mixed` — this lock as `$pool`'s wrapper for one call.
+extern "C" fn around(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 2, 2) else { return };
+        let (Some(pool), Some(f), Some(this)) = (c.mixed(0), closure_arg(&c, 1), c.this_zval())
+        else {
+            return;
+        };
+        with_wrapper(pool, this, f, rv);
+    })
+}
+
+/// `static unguarded(object $pool, \Closure $call): mixed` — no stampede protection for one call.
+extern "C" fn unguarded(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 2, 2) else { return };
+        let (Some(pool), Some(f)) = (c.mixed(0), closure_arg(&c, 1)) else {
+            return;
+        };
+        with_wrapper(pool, &Zval::null(), f, rv);
+    })
+}
+
 /// `with(?int $lockTtlMs = null, ?int $waitTimeoutMs = null): static` — a copy.
 extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
@@ -452,10 +603,11 @@ extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
     })
 }
 
-fn methods() -> Vec<FunctionBuilder<'static>> {
+fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
     let name = || Arg::new("name", DataType::String);
+    let closure = |n: &str| Arg::new(n, DataType::object("Closure"));
     let nullable_ms = |n: &str| Arg::new(n, DataType::Long).allow_null().default("null");
-    vec![
+    let methods = vec![
         FunctionBuilder::new("__invoke", invoke)
             .arg(Arg::new("callback", DataType::Callable))
             .arg(Arg::new("item", DataType::object("")))
@@ -494,5 +646,26 @@ fn methods() -> Vec<FunctionBuilder<'static>> {
             .arg(nullable_ms("waitTimeoutMs"))
             .required_args(0)
             .returns(DataType::object("static"), false, false),
-    ]
+        FunctionBuilder::new("once", once)
+            .arg(name())
+            .arg(closure("exists"))
+            .arg(closure("make"))
+            .required_args(3)
+            .returns(DataType::Mixed, false, false),
+        FunctionBuilder::new("around", around)
+            .arg(Arg::new("pool", DataType::object("")))
+            .arg(closure("call"))
+            .required_args(2)
+            .returns(DataType::Mixed, false, false),
+    ];
+    let mut methods = public(methods);
+    methods.push((
+        FunctionBuilder::new("unguarded", unguarded)
+            .arg(Arg::new("pool", DataType::object("")))
+            .arg(closure("call"))
+            .required_args(2)
+            .returns(DataType::Mixed, false, false),
+        MethodFlags::Public | MethodFlags::Static,
+    ));
+    methods
 }
