@@ -48,6 +48,11 @@ impl WaitTable {
             s.seq.fetch_add(1, SeqCst);
             if futex::wake_all(&s.seq) == 0 {
                 lower(&s.waiters);
+            } else {
+                // Let a woken waiter run now: the scheduler tends to queue it on this
+                // CPU, behind whatever this process does next (measured: a lock handover
+                // took 0.2–2 ms while the releasing process went on, 0.09 ms with this).
+                std::thread::yield_now();
             }
         }
     }

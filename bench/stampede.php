@@ -1,0 +1,165 @@
+<?php
+/**
+ * N worker processes released on a wall-clock barrier at a cold key whose computation
+ * takes `resolverMs`; counts origin calls and how far behind the holder each waiter is
+ * served. Every mode caches in the same pool — Symfony's FilesystemAdapter (tmpfs) or
+ * Ephpm\Symfony\EphpmAdapter — so that only the stampede protection differs.
+ *
+ *   php -n -d extension=pcntl -d extension=./target/release/libephpm.so bench/stampede.php \
+ *       [modes=nolock,symfony,symfony-hosts=4,memolock,poll] [workers=12] [resolverMs=300] \
+ *       [runs=5] [keys=same|collide] [pool=filesystem|ephpm]
+ *
+ * modes: nolock (Symfony's no-op wrapper), symfony (LockRegistry, enabled explicitly as
+ * the CLI needs), symfony-hosts=N (workers split over N simulated hosts, each with its
+ * own LockRegistry lock files), memolock (Ephpm\MemoLock), poll (add + 100 ms polling on
+ * the same ephpm store, for scale). keys=collide gives 8 distinct keys that share one
+ * LockRegistry slot (workers spread over them).
+ *
+ * lag = waiter's return − the end of the computation it waited for. Workers stay alive
+ * until all have reported, so that no process's exit is counted in another's lag.
+ */
+require '/usr/share/php/Symfony/Component/Cache/autoload.php';
+require __DIR__ . '/../php/autoload.php';
+
+use Symfony\Component\Cache\Adapter\FilesystemAdapter;
+use Symfony\Component\Cache\LockRegistry;
+
+$opt = ['modes' => 'nolock,symfony,symfony-hosts=4,memolock,poll', 'workers' => 12, 'resolverMs' => 300, 'runs' => 5, 'keys' => 'same', 'pool' => 'filesystem'];
+foreach (array_slice($argv, 1) as $a) {
+    [$k, $v] = explode('=', $a, 2) + [1 => ''];
+    $opt[$k] = $v;
+}
+$workers = (int) $opt['workers'];
+$resolverUs = (int) $opt['resolverMs'] * 1000;
+$meta = new Ephpm\Kv('shm://bench_stampede_meta');
+$dir = sys_get_temp_dir() . '/ephpm-stampede-' . getmypid();
+
+/** Lock files for a simulated host (LockRegistry locks files; a host is its own set). */
+function host_files(string $dir, int $host): array {
+    $files = [];
+    @mkdir("$dir/locks-$host", 0700, true);
+    for ($i = 0; $i < 26; $i++) {
+        touch($files[] = "$dir/locks-$host/$i.lock");
+    }
+    return $files;
+}
+
+/** 8 keys whose crc32 lands on one LockRegistry slot (26 files). */
+function colliding_keys(): array {
+    $keys = [];
+    for ($i = 0; count($keys) < 8; $i++) {
+        if (abs(crc32("k$i")) % 26 === 0) {
+            $keys[] = "k$i";
+        }
+    }
+    return $keys;
+}
+
+function wrapper(string $mode, int $worker, string $dir): ?callable {
+    if ($mode === 'nolock') {
+        return null;
+    }
+    if ($mode === 'symfony' || str_starts_with($mode, 'symfony-hosts=')) {
+        $hosts = $mode === 'symfony' ? 1 : (int) substr($mode, 14);
+        LockRegistry::setFiles(host_files($dir, $worker % $hosts));
+        return \Closure::fromCallable([LockRegistry::class, 'compute']);
+    }
+    if ($mode === 'memolock') {
+        return new Ephpm\MemoLock(new Ephpm\Kv('shm://bench_stampede_locks'), 10000, 10000);
+    }
+    // poll: add + 100 ms polling on the same ephpm store.
+    $locks = new Ephpm\Kv('shm://bench_stampede_locks');
+    return function (callable $callback, $item, bool &$save, $pool) use ($locks) {
+        $token = bin2hex(random_bytes(16));
+        while (true) {
+            if ($locks->add('poll:' . $item->getKey(), $token, 10)) {
+                try {
+                    $value = $callback($item, $save);
+                    $pool->save($item->set($value));
+                    $save = false;
+                    return $value;
+                } finally {
+                    $locks->deleteIfEquals('poll:' . $item->getKey(), $token);
+                }
+            }
+            usleep(100000);
+            if (($hit = $pool->getItem($item->getKey()))->isHit()) {
+                $save = false;
+                return $hit->get();
+            }
+        }
+    };
+}
+
+function percentile(array $xs, float $p): float {
+    if (!$xs) return NAN;
+    sort($xs);
+    return $xs[(int) min(count($xs) - 1, floor($p * count($xs)))];
+}
+
+$keys = $opt['keys'] === 'collide' ? colliding_keys() : ['cold'];
+printf("stampede: %d workers, compute %d ms, %d runs, keys=%s (%d distinct), pool=%s, PHP %s, ephpm %s\n\n",
+    $workers, $opt['resolverMs'], $opt['runs'], $opt['keys'], count($keys), $opt['pool'], PHP_VERSION, phpversion('ephpm'));
+printf("| %-16s | %12s | %8s | %10s | %10s | %13s |\n", 'mode', 'origin calls', 'waiters', 'lag p50 ms', 'lag max ms', 'all done, ms');
+printf("|%s|%s|%s|%s|%s|%s|\n", str_repeat('-', 18), str_repeat('-', 14), str_repeat('-', 10), str_repeat('-', 12), str_repeat('-', 12), str_repeat('-', 15));
+foreach (explode(',', $opt['modes']) as $mode) {
+    $origins = $lags = $done = [];
+    $waiters = 0;
+    for ($run = 0; $run < (int) $opt['runs']; $run++) {
+        exec('rm -rf ' . escapeshellarg($dir));
+        $meta->clear();
+        (new Ephpm\Kv('shm://bench_stampede_locks'))->clear();
+        (new Ephpm\Kv('shm://bench_stampede_cache'))->clear();
+        $t0 = hrtime(true) + 300_000_000;
+        $kids = [];
+        for ($w = 0; $w < $workers; $w++) {
+            if (($pid = pcntl_fork()) === 0) {
+                $pool = $opt['pool'] === 'ephpm'
+                    ? new Ephpm\Symfony\EphpmAdapter('s', 0, 'shm://bench_stampede_cache')
+                    : new FilesystemAdapter('s', 0, "$dir/cache");
+                $pool->setCallbackWrapper(wrapper($mode, $w, $dir));
+                $key = $keys[$w % count($keys)];
+                $meta2 = new Ephpm\Kv('shm://bench_stampede_meta');
+                $computed = false;
+                while (hrtime(true) < $t0 - 2_000_000) { usleep(500); }
+                while (hrtime(true) < $t0) { }
+                $pool->get($key, function () use ($meta2, $key, $resolverUs, &$computed) {
+                    $computed = true;
+                    $meta2->increment('origin');
+                    usleep($resolverUs);
+                    $meta2->set("end:$key", hrtime(true));
+                    return 'value';
+                });
+                $meta2->set("ret:$w", [$computed, hrtime(true), $key]);
+                // Stay until everyone has reported: an early finisher's exit costs CPU
+                // that would otherwise be counted in the late waiters' lag.
+                $meta2->increment('reported');
+                while ($meta2->get('reported') < $GLOBALS['workers']) {
+                    usleep(2000);
+                }
+                exit(0);
+            }
+            $kids[] = $pid;
+        }
+        foreach ($kids as $pid) {
+            pcntl_waitpid($pid, $status);
+        }
+        $origins[] = $meta->get('origin', 0);
+        $last = 0;
+        for ($w = 0; $w < $workers; $w++) {
+            [$computed, $ret, $key] = $meta->get("ret:$w");
+            $last = max($last, $ret);
+            if (!$computed) {
+                $waiters++;
+                $lags[] = ($ret - $meta->get("end:$key")) / 1e6;
+            }
+        }
+        $done[] = ($last - $t0) / 1e6;
+    }
+    sort($origins);
+    printf("| %-16s | %12s | %8d | %10.2f | %10.2f | %13.1f |\n", $mode,
+        $origins[0] === end($origins) ? $origins[0] : "{$origins[0]}–" . end($origins),
+        $waiters, percentile($lags, 0.5), $lags ? max($lags) : NAN, percentile($done, 0.5));
+}
+exec('rm -rf ' . escapeshellarg($dir));
+$meta->clear();
