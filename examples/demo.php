@@ -47,6 +47,32 @@ $kv->set('lock:job', 'token-of-B', 30);
 echo '   A releases with its stale token: ', var_export($kv->deleteIfEquals('lock:job', 'token-of-A'), true),
     '; B still holds it: ', var_export($kv->get('lock:job') === 'token-of-B', true), "\n";
 
+echo "5. Eight processes hit one cold key of a Symfony cache pool behind Ephpm\\MemoLock\n";
+require '/usr/share/php/Symfony/Component/Cache/autoload.php';
+require __DIR__ . '/../php/autoload.php';
+(new Ephpm\Symfony\EphpmAdapter('demo'))->clear();
+$start = hrtime(true) + 200_000_000;
+$children = [];
+for ($p = 0; $p < 8; $p++) {
+    if (($pid = pcntl_fork()) === 0) {
+        $pool = new Ephpm\Symfony\EphpmAdapter('demo');
+        $pool->setCallbackWrapper(new Ephpm\MemoLock());
+        while (hrtime(true) < $start) { }
+        $pool->get('report', function () {
+            (new Ephpm\Kv(null, 'demo:'))->increment('origin calls');
+            usleep(300000); // the slow origin
+            return 'the report';
+        });
+        (new Ephpm\Kv(null, 'demo:'))->increment('served');
+        exit(0);
+    }
+    $children[] = $pid;
+}
+foreach ($children as $pid) {
+    pcntl_waitpid($pid, $status);
+}
+printf("   origin calls = %d, processes served = %d\n", $kv->get('origin calls'), $kv->get('served'));
+
 $stats = $kv->stats();
-printf("5. Store: %s, %d entries, %d KiB used\n", $stats['backend'], $stats['entries'], $stats['memory_used'] / 1024);
+printf("6. Store: %s, %d entries, %d KiB used\n", $stats['backend'], $stats['entries'], $stats['memory_used'] / 1024);
 $kv->clear();
