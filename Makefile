@@ -55,4 +55,5 @@ prove-tests-can-fail: deps
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/memolock_exclusively_never_runs_two_sections_at_once.phpt \
-		php-tests/memolock_symfony_cold_key_is_computed_once_by_12_processes.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+		php-tests/memolock_symfony_cold_key_is_computed_once_by_12_processes.phpt \
+		php-tests/memolock_once_makes_the_thing_once_for_4_processes.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

@@ -345,6 +345,10 @@ extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
         let Some(key) = call_method(item, "getKey", vec![]) else {
             return;
         };
+        let Some(was_hit) = call_method(item, "isHit", vec![]) else {
+            return;
+        };
+        let recompute_hit = was_hit.bool() == Some(true);
         let Some(name) = key
             .zend_str()
             .map(|k| [&b"memo:"[..], k.as_bytes()].concat())
@@ -371,8 +375,10 @@ extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
                 }
             };
             if let Some(held) = held {
-                // Won. Somebody may have published while we raced: serve that.
-                let published = if forced {
+                // Won. For a cold miss, somebody may have published while we raced: serve
+                // that. An item that was a hit is here to be recomputed (INF, or Symfony's
+                // early expiration), so compute.
+                let published = if forced || recompute_hit {
                     Some(None)
                 } else {
                     pool_hit(pool, &key)
