@@ -14,14 +14,14 @@ $ready = tempnam(sys_get_temp_dir(), 'ephpm');
 if (($pid = pcntl_fork()) === 0) {
     $held = (new Ephpm\MemoLock())->acquire('w', 30000);
     file_put_contents($ready, (string) $held->fence);
-    usleep(300000);
+    usleep(1000000);
     $held->release();
     exit(0);
 }
 while (filesize($ready) === 0) { clearstatcache(); usleep(1000); }
 $theirs = (int) file_get_contents($ready);
-var_dump($locks->acquire('w', 1000, 50));
-$mine = $locks->acquire('w', 1000, 10000);
+var_dump($locks->acquire('w', 1000, 20));
+$mine = $locks->acquire('w', 1000, 20000);
 var_dump($mine !== null && $mine->fence > $theirs);
 pcntl_waitpid($pid, $status);
 unlink($ready);

@@ -23,19 +23,23 @@ $lock->refresh(60);
 var_dump($lock->getRemainingLifetime() > 50);
 
 $result = tempnam(sys_get_temp_dir(), 'ephpm');
+$tried = tempnam(sys_get_temp_dir(), 'ephpm');
 if (($pid = pcntl_fork()) === 0) {
     $other = (new LockFactory(new EphpmStore(null, 30)))->createLock('invoice-42', 30);
     $first = $other->acquire() ? 'got it' : 'refused';
+    file_put_contents($tried, 'x');
     $second = $other->acquire(true) ? 'got it after the release' : 'never';
     file_put_contents($result, "$first; $second");
     $other->release();
     exit(0);
 }
-usleep(200000);
+while (filesize($tried) === 0) { clearstatcache(); usleep(1000); }
+usleep(50000); // the child is (most likely) asleep in its blocking acquire by now
 $lock->release();
 pcntl_waitpid($pid, $status);
 echo file_get_contents($result), "\n";
 unlink($result);
+unlink($tried);
 var_dump($lock->isAcquired(), $factory->createLock('invoice-42')->acquire());
 --EXPECT--
 bool(true)
