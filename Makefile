@@ -50,6 +50,7 @@ install: build
 prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features broken-atomicity --test shm_concurrency
 	! cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
+	! cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
 	! cargo test --release --no-default-features --features no-repair --test shm_crash
 	cargo build --release --features broken-atomicity --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

@@ -7,9 +7,10 @@ ephpm.store_name=phpt_resize
 ephpm.shm_size=2M
 --FILE--
 <?php
+$path = '/dev/shm/ephpm.' . trim(shell_exec('id -u')) . '.phpt_resize';
+@unlink($path); // a segment left by an interrupted run would be replaced too
 $kv = new Ephpm\Kv();
 $kv->set('k', 'v');
-$path = '/dev/shm/ephpm.' . trim(shell_exec('id -u')) . '.phpt_resize';
 printf("%o\n", fileperms($path) & 0777);
 $php = getenv('TEST_PHP_EXECUTABLE') ?: PHP_BINARY;
 $code = '$kv = new Ephpm\Kv(); var_dump($kv->get("k")); echo $kv->stats()["memory_size"], "\n";';

@@ -6,6 +6,7 @@
 //!   backends: `store::shm` (the host-wide shared-memory store)
 //! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
 //! - `lock`      token locks over any store: tokens, fencing, waiting woken by release
+//! - `memo`      making a thing once across processes (MemoLock's wrapper and once())
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
 //! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
@@ -15,6 +16,7 @@ pub mod codec;
 pub mod config;
 pub mod keyspace;
 pub mod lock;
+pub mod memo;
 pub mod store;
 
 #[cfg(feature = "php")]

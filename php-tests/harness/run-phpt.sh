@@ -10,6 +10,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 run_tests="$(php-config --extension-dir)/build/run-tests.php"
 export EPHPM_SO="$so" NO_INTERACTION=1
 log=$(mktemp)
+rm -f /dev/shm/ephpm."$(id -u)".phpt_*   # segments an interrupted run left behind
 php -n "$run_tests" -q -n -p "$(command -v php)" -d "extension=$so" "$@" 2>&1 | tee "$log" \
     | grep -E '^(PASS|FAIL|SKIP|BORK)' || true
 count() { sed -n "s/^Tests $1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }

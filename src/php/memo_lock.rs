@@ -17,7 +17,8 @@ use super::kv::Kv;
 use super::lock::{new_keep_alive, new_lock, ttl_ms_arg};
 use super::{ffi, open_keyspace};
 use crate::keyspace::Keyspace;
-use crate::lock::Locks;
+use crate::lock::{Held, Locks};
+use crate::memo::{Maker, Outcome, Plan, Step, make_once};
 
 /// The Rust side of an `Ephpm\MemoLock`.
 pub struct MemoLock {
@@ -321,115 +322,113 @@ extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
         else {
             return;
         };
-        let set_metadata = c.mixed(4).filter(|z| !z.is_null());
         let logger = c.mixed(5).filter(|z| z.is_object()).or(m.logger.as_ref());
         let forced = c.mixed(6).and_then(Zval::double) == Some(f64::INFINITY);
-        // `save` is the caller's reference: passed on as is, the callback's `$save = false`
-        // reaches Symfony.
-        let compute = |rv: &mut Zval| match ZendCallable::new(callback)
-            .and_then(|f| f.try_call(vec![item, &*save]))
-        {
-            Ok(v) => {
-                *rv = v;
+        let (Some(key), Some(was_hit)) = (
+            call_method(item, "getKey", vec![]),
+            call_method(item, "isHit", vec![]),
+        ) else {
+            return;
+        };
+        let Some(name) = key.zend_str().and_then(|k| {
+            m.space
+                .full_key(&[&b"memo:"[..], k.as_bytes()].concat())
+                .ok()
+        }) else {
+            return;
+        };
+        // Symfony calls the wrapper after a miss, so do not look first. An item that was
+        // a hit is here to be recomputed (INF, or early expiration): never look for it.
+        let recompute = forced || was_hit.bool() == Some(true);
+        let plan = Plan {
+            find_first: false,
+            find_after_winning: !recompute,
+            find_after_waiting: !forced,
+        };
+        let set_metadata = c.mixed(4).filter(|z| !z.is_null());
+        let mut wrapped = Wrapped {
+            callback,
+            item,
+            save,
+            pool,
+            key: &key,
+            set_metadata,
+            rv,
+        };
+        let why = match make_once(
+            &m.locks,
+            &name,
+            m.lock_ttl,
+            clamp_to_execution_time(m.wait),
+            plan,
+            &mut wrapped,
+        ) {
+            Outcome::Done(()) | Outcome::Failed => return,
+            Outcome::TimedOut => "its lock was not released in time".to_string(),
+            Outcome::StoreFailed(e) => e,
+        };
+        // A duplicated computation beats a failed request (DESIGN.md §3.7).
+        warn_to(
+            logger,
+            format!(
+                "ephpm: computing \"{}\" without stampede protection: {why}",
+                String::from_utf8_lossy(&name)
+            ),
+        );
+        wrapped.compute();
+    })
+}
+
+/// The cache wrapper's hooks: the pool finds the item; the callback computes it.
+struct Wrapped<'a> {
+    callback: &'a Zval,
+    item: &'a Zval,
+    /// The caller's `&$save` reference, passed on as is: the callback's `$save = false`
+    /// reaches Symfony.
+    save: &'a mut Zval,
+    pool: &'a Zval,
+    key: &'a Zval,
+    set_metadata: Option<&'a Zval>,
+    rv: &'a mut Zval,
+}
+
+impl Wrapped<'_> {
+    fn compute(&mut self) -> bool {
+        match call(self.callback, vec![self.item, &*self.save]) {
+            Some(v) => {
+                *self.rv = v;
                 true
             }
-            Err(ext_php_rs::error::Error::ExceptionPending { .. }) => false,
-            Err(e) => {
-                throw_new(
-                    ext_php_rs::zend::ce::error(),
-                    format!("Ephpm\\MemoLock: cannot call the callback: {e}"),
-                );
-                false
-            }
-        };
-        let Some(key) = call_method(item, "getKey", vec![]) else {
-            return;
-        };
-        let Some(was_hit) = call_method(item, "isHit", vec![]) else {
-            return;
-        };
-        let recompute_hit = was_hit.bool() == Some(true);
-        let Some(name) = key
-            .zend_str()
-            .map(|k| [&b"memo:"[..], k.as_bytes()].concat())
-        else {
-            return;
-        };
-        let Ok(name) = m.space.full_key(&name) else {
-            return;
-        };
-        let deadline = std::time::Instant::now() + clamp_to_execution_time(m.wait);
-        loop {
-            let held = match m.locks.acquire(&name, m.lock_ttl, Duration::ZERO) {
-                Ok(held) => held,
-                Err(e) => {
-                    warn_to(
-                        logger,
-                        format!(
-                            "ephpm: computing \"{}\" without stampede protection: {e}",
-                            String::from_utf8_lossy(&name)
-                        ),
-                    );
-                    compute(rv);
-                    return;
-                }
-            };
-            if let Some(held) = held {
-                // Won. For a cold miss, somebody may have published while we raced: serve
-                // that. An item that was a hit is here to be recomputed (INF, or Symfony's
-                // early expiration), so compute.
-                let published = if forced || recompute_hit {
-                    Some(None)
-                } else {
-                    pool_hit(pool, &key)
-                };
-                match published {
-                    Some(Some(v)) => {
-                        save.dereference_mut().set_bool(false);
-                        *rv = v;
-                    }
-                    Some(None) => {
-                        let computed = compute(rv);
-                        // Publish before releasing, as LockRegistry does, so that the
-                        // waiters woken by the release find the item.
-                        let wants_saving = save.dereference().bool() == Some(true);
-                        if computed && wants_saving && publish(item, pool, set_metadata, rv) {
-                            save.dereference_mut().set_bool(false);
-                        }
-                    }
-                    None => {}
-                }
-                let _ = m.locks.release(&held);
-                return;
-            }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                warn_to(
-                    logger,
-                    format!(
-                        "ephpm: the lock on \"{}\" was not released in time; computing without it",
-                        String::from_utf8_lossy(&name)
-                    ),
-                );
-                compute(rv);
-                return;
-            }
-            if m.locks.wait_until_free(&name, left).is_err() {
-                continue;
-            }
-            if !forced {
-                match pool_hit(pool, &key) {
-                    Some(Some(v)) => {
-                        save.dereference_mut().set_bool(false);
-                        *rv = v;
-                        return;
-                    }
-                    Some(None) => {}
-                    None => return,
-                }
-            }
+            None => false,
         }
-    })
+    }
+}
+
+impl Maker<()> for Wrapped<'_> {
+    fn find(&mut self) -> Step<()> {
+        match pool_hit(self.pool, self.key) {
+            Some(Some(v)) => {
+                self.save.dereference_mut().set_bool(false);
+                *self.rv = v;
+                Step::Got(())
+            }
+            Some(None) => Step::Missing,
+            None => Step::Failed,
+        }
+    }
+
+    fn make(&mut self, _held: &Held) -> Step<()> {
+        if !self.compute() {
+            return Step::Failed;
+        }
+        // Publish before the release, as LockRegistry does, so that the waiters it wakes
+        // find the item.
+        let wants_saving = self.save.dereference().bool() == Some(true);
+        if wants_saving && publish(self.item, self.pool, self.set_metadata, self.rv) {
+            self.save.dereference_mut().set_bool(false);
+        }
+        Step::Got(())
+    }
 }
 
 /// A `\Closure` argument, or `None` with PHP's TypeError thrown.
@@ -484,55 +483,75 @@ extern "C" fn once(ex: &mut ExecuteData, rv: &mut Zval) {
         };
         // Its own lock name, so that the thing may live under `$name` in the same store.
         let name = [&b"once:"[..], &name].concat();
-        let deadline = std::time::Instant::now() + clamp_to_execution_time(m.wait);
-        loop {
-            let Some(found) = call(exists, vec![]) else {
-                return;
-            };
-            if !absent(&found) {
-                *rv = found;
-                return;
-            }
-            match m.locks.acquire(&name, m.lock_ttl, Duration::ZERO) {
-                Ok(Some(held)) => {
-                    // Made while we raced for the lock? Then serve that.
-                    let result = match call(exists, vec![]) {
-                        Some(found) if !absent(&found) => Some(found),
-                        Some(_) => call(
-                            make,
-                            vec![&new_keep_alive(
-                                given,
-                                m.locks.clone(),
-                                held.clone(),
-                                m.lock_ttl,
-                            )],
-                        ),
-                        None => None,
-                    };
-                    let _ = m.locks.release(&held);
-                    if let Some(v) = result {
-                        *rv = v;
-                    }
-                    return;
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    return lock_unavailable(format!(
-                        "Ephpm\\MemoLock::once(): the lock store cannot be used: {e}"
-                    ));
-                }
-            }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                return lock_unavailable(format!(
-                    "Ephpm\\MemoLock::once(): \"{}\" was neither made nor its lock released within {} ms",
-                    String::from_utf8_lossy(given),
-                    m.wait.as_millis()
-                ));
-            }
-            let _ = m.locks.wait_until_free(&name, left);
+        let plan = Plan {
+            find_first: true,
+            find_after_winning: true,
+            find_after_waiting: true,
+        };
+        let mut maker = OnceMaker {
+            exists,
+            make,
+            given,
+            m,
+            rv,
+        };
+        let shown = String::from_utf8_lossy(given);
+        match make_once(
+            &m.locks,
+            &name,
+            m.lock_ttl,
+            clamp_to_execution_time(m.wait),
+            plan,
+            &mut maker,
+        ) {
+            Outcome::Done(()) | Outcome::Failed => {}
+            Outcome::TimedOut => lock_unavailable(format!(
+                "Ephpm\\MemoLock::once(): \"{shown}\" was neither made nor its lock released within {} ms",
+                m.wait.as_millis()
+            )),
+            Outcome::StoreFailed(e) => lock_unavailable(format!(
+                "Ephpm\\MemoLock::once(): the lock store cannot be used: {e}"
+            )),
         }
     })
+}
+
+/// `once()`'s hooks: `$exists()` finds the thing, `$make(KeepAlive)` makes it.
+struct OnceMaker<'a> {
+    exists: &'a Zval,
+    make: &'a Zval,
+    given: &'a [u8],
+    m: &'a MemoLock,
+    rv: &'a mut Zval,
+}
+
+impl Maker<()> for OnceMaker<'_> {
+    fn find(&mut self) -> Step<()> {
+        match call(self.exists, vec![]) {
+            Some(found) if !absent(&found) => {
+                *self.rv = found;
+                Step::Got(())
+            }
+            Some(_) => Step::Missing,
+            None => Step::Failed,
+        }
+    }
+
+    fn make(&mut self, held: &Held) -> Step<()> {
+        let keep_alive = new_keep_alive(
+            self.given,
+            self.m.locks.clone(),
+            held.clone(),
+            self.m.lock_ttl,
+        );
+        match call(self.make, vec![&keep_alive]) {
+            Some(v) => {
+                *self.rv = v;
+                Step::Got(())
+            }
+            None => Step::Failed,
+        }
+    }
 }
 
 /// Runs `$call($pool)` with `wrapper` as the pool's callback wrapper, putting the pool's
