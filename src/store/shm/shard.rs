@@ -33,6 +33,18 @@ pub struct Encoded<'a> {
     pub raw_len: u32,
 }
 
+impl<'a> Encoded<'a> {
+    /// An integer value, from its native-endian bytes.
+    pub fn int(bytes: &'a [u8; 8]) -> Self {
+        Encoded {
+            kind: KIND_INT,
+            flags: 0,
+            bytes,
+            raw_len: 8,
+        }
+    }
+}
+
 /// An entry as `read` shows it, borrowed from the arena under the shard lock.
 #[derive(Debug, Clone, Copy)]
 pub struct Stored<'a> {
@@ -431,13 +443,7 @@ impl Guard<'_> {
             Probe::Found { pos, off } => (pos, off),
             at => {
                 let bytes = by.to_ne_bytes();
-                let v = Encoded {
-                    kind: KIND_INT,
-                    flags: 0,
-                    bytes: &bytes,
-                    raw_len: 8,
-                };
-                self.write(hash, key, v, expires_if_new, at, now)
+                self.write(hash, key, Encoded::int(&bytes), expires_if_new, at, now)
                     .map_err(IncrError::Full)?;
                 return Ok(by);
             }
@@ -462,12 +468,7 @@ impl Guard<'_> {
                     .ok_or(IncrError::NotAnInteger)?;
                 let n = current.checked_add(by).ok_or(IncrError::Overflow)?;
                 let bytes = n.to_ne_bytes();
-                let v = Encoded {
-                    kind: KIND_INT,
-                    flags: 0,
-                    bytes: &bytes,
-                    raw_len: 8,
-                };
+                let v = Encoded::int(&bytes);
                 let expires = a.u64(off + E_EXPIRES);
                 self.write(hash, key, v, expires, Probe::Found { pos, off }, now)
                     .map_err(IncrError::Full)?;
