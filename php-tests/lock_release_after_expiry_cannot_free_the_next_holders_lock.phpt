@@ -42,6 +42,11 @@ try {
 echo in_process(fn($locks) => 'C acquires: ' . var_export($locks->acquire('job') !== null, true) . "\n");
 echo 'B still holds: ', var_export($b->isHeld(), true), "\n";
 echo 'fences increase: ', var_export($a->fence < (int) $fenceB && (int) $fenceB < $b->fence, true), "\n";
+try {
+    $b->token = $a->token;
+} catch (Error $e) {
+    echo get_class($e), ': ', $e->getMessage(), "\n";
+}
 --EXPECT--
 A holds: true, token of 32 hex digits
 A still holds after its TTL: false
@@ -51,3 +56,4 @@ Ephpm\LockUnavailable: Ephpm\Lock::extend(): the lock "job" is no longer held: i
 C acquires: false
 B still holds: true
 fences increase: true
+Error: Cannot modify readonly property Ephpm\Lock::$token

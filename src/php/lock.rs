@@ -64,15 +64,25 @@ fn get_fence(l: &Lock, zv: &mut Zval) -> PhpResult {
     Ok(())
 }
 
+/// PHP's own error for a write to a readonly property.
+fn readonly(name: &str) -> PhpResult {
+    Err(ext_php_rs::exception::PhpException::new(
+        format!("Cannot modify readonly property Ephpm\\Lock::${name}"),
+        0,
+        ce::error(),
+    ))
+}
+
 const fn prop(
     name: &'static str,
     ty: DataType,
     get: fn(&Lock, &mut Zval) -> PhpResult,
+    set: fn(&mut Lock, &Zval) -> PhpResult,
 ) -> PropertyDescriptor<Lock> {
     PropertyDescriptor {
         name,
         get: Some(get),
-        set: None,
+        set: Some(set),
         flags: PropertyFlags::Public,
         docs: &[],
         ty,
@@ -83,9 +93,11 @@ const fn prop(
 
 /// `$lock->name`, `$lock->token`, `$lock->fence`: read-only.
 static LOCK_PROPERTIES: [PropertyDescriptor<Lock>; 3] = [
-    prop("name", DataType::String, get_name),
-    prop("token", DataType::String, get_token),
-    prop("fence", DataType::Long, get_fence),
+    prop("name", DataType::String, get_name, |_, _| readonly("name")),
+    prop("token", DataType::String, get_token, |_, _| {
+        readonly("token")
+    }),
+    prop("fence", DataType::Long, get_fence, |_, _| readonly("fence")),
 ];
 
 /// Made by `Ephpm\MemoLock` only: a private constructor, as PHP's own such classes have.
