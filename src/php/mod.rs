@@ -11,6 +11,8 @@
 //! - `ini.rs`, `info.rs`  settings and `php --ri ephpm`
 //! - `ffi.rs`        the few PHP C functions ext-php-rs does not bind
 
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
 mod call;
 mod class;
 mod convert;
