@@ -31,6 +31,9 @@ test: build
 
 bench: build
 	php -n $(BENCH_INI) -d extension=$(CURDIR)/$(SO) bench/kv_vs_apcu.php
+	$(PHP) bench/stampede.php pool=ephpm
+	$(PHP) bench/stampede.php keys=collide modes=nolock,symfony,memolock runs=3
+	$(PHP) bench/exclusive.php
 
 lint:
 	cargo fmt --check
