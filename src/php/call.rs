@@ -38,6 +38,38 @@ pub fn run(
             "ephpm: internal error (a bug: please report it)".into(),
         );
     }
+    if BAILED_OUT.replace(false) {
+        // SAFETY: the handler's frames have returned and released what they held (locks
+        // included); the fatal error caught by `guarded` goes on from here, as PHP's own
+        // zend_try/zend_catch users re-raise it.
+        unsafe { ext_php_rs::zend::bailout() };
+    }
+}
+
+thread_local! {
+    /// Set by `guarded` when PHP code it ran hit a fatal error (a bailout).
+    static BAILED_OUT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, which calls PHP userland code, so that a fatal error in that code (PHP's
+/// bailout, a longjmp) stops here instead of skipping over the handler's frames: the
+/// handler then sees `None`, releases its locks and returns, and `run` re-raises the
+/// error.
+pub fn guarded<R>(f: impl FnOnce() -> Option<R>) -> Option<R> {
+    match ext_php_rs::zend::try_catch(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(ext_php_rs::zend::CatchError::Bailout) => {
+            BAILED_OUT.set(true);
+            None
+        }
+        Err(_) => {
+            super::error::throw_new(
+                ce::error(),
+                "ephpm: internal error (a bug: please report it)".into(),
+            );
+            None
+        }
+    }
 }
 
 /// Throws PHP's ValueError for argument `arg_num` of the running function:

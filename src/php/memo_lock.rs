@@ -10,7 +10,7 @@ use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::types::{ZendCallable, ZendClassObject, Zval};
 use ext_php_rs::zend::ExecuteData;
 
-use super::call::{Call, arg_type_error, run, value_error};
+use super::call::{Call, arg_type_error, guarded, run, value_error};
 use super::class::{native_class, public};
 use super::error::{lock_unavailable, throw, throw_new};
 use super::kv::Kv;
@@ -229,23 +229,16 @@ extern "C" fn exclusively(ex: &mut ExecuteData, rv: &mut Zval) {
             }
         };
         let keep_alive = new_keep_alive(given, m.locks.clone(), held.clone(), m.lock_ttl);
-        let result = ZendCallable::new(closure).and_then(|f| f.try_call(vec![&keep_alive]));
+        let result = call(closure, vec![&keep_alive]);
         // Released whatever the section did; an exception it threw stays pending.
         let still_ours = m.locks.release(&held);
-        match result {
-            Ok(v) => {
-                *rv = v;
-                if matches!(still_ours, Ok(false)) {
-                    lock_unavailable(format!(
-                        "Ephpm\\MemoLock::exclusively(): the lock \"{shown}\" expired while the section ran: another process may have run it too"
-                    ));
-                }
+        if let Some(v) = result {
+            *rv = v;
+            if matches!(still_ours, Ok(false)) {
+                lock_unavailable(format!(
+                    "Ephpm\\MemoLock::exclusively(): the lock \"{shown}\" expired while the section ran: another process may have run it too"
+                ));
             }
-            Err(ext_php_rs::error::Error::ExceptionPending { .. }) => {}
-            Err(e) => throw_new(
-                ext_php_rs::zend::ce::error(),
-                format!("Ephpm\\MemoLock::exclusively(): {e}"),
-            ),
         }
     })
 }
@@ -257,7 +250,7 @@ fn call_method(
     method: &str,
     args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>,
 ) -> Option<Zval> {
-    match obj.try_call_method(method, args) {
+    match guarded(|| Some(obj.try_call_method(method, args)))? {
         Ok(v) => Some(v),
         Err(ext_php_rs::error::Error::ExceptionPending { .. }) => None,
         Err(e) => {
@@ -291,11 +284,7 @@ fn pool_hit(pool: &Zval, key: &Zval) -> Option<Option<Zval>> {
 /// Saves the computed `value` into `pool` the way Symfony's CacheTrait would:
 /// `$setMetadata($item)`, then `$pool->save($item->set($value))`.
 fn publish(item: &Zval, pool: &Zval, set_metadata: Option<&Zval>, value: &Zval) -> bool {
-    let metadata_ok = set_metadata.is_none_or(|f| {
-        ZendCallable::new(f)
-            .and_then(|f| f.try_call(vec![item]))
-            .is_ok()
-    });
+    let metadata_ok = set_metadata.is_none_or(|f| call(f, vec![item]).is_some());
     metadata_ok
         && call_method(item, "set", vec![value]).is_some()
         && call_method(pool, "save", vec![item]).is_some()
@@ -449,7 +438,7 @@ fn closure_arg<'a>(c: &Call<'a>, i: u32) -> Option<&'a Zval> {
 
 /// Calls a PHP callable; `None` when it threw (the exception stays pending).
 fn call(f: &Zval, args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>) -> Option<Zval> {
-    match ZendCallable::new(f).and_then(|f| f.try_call(args)) {
+    match guarded(|| Some(ZendCallable::new(f).and_then(|f| f.try_call(args))))? {
         Ok(v) => Some(v),
         Err(ext_php_rs::error::Error::ExceptionPending { .. }) => None,
         Err(e) => {
