@@ -85,6 +85,18 @@ fn racing_callers_make_the_thing_once() {
     assert_eq!(shared.makes.load(Ordering::SeqCst), 1);
 }
 
+/// One make_once on "t" that does not wait.
+fn attempt(locks: &Locks, shared: &Shared, fail: bool) -> Outcome<String> {
+    make_once(
+        locks,
+        b"t",
+        Duration::from_secs(30),
+        Duration::ZERO,
+        PLAN,
+        &mut Caller { shared, fail },
+    )
+}
+
 /// A maker that fails releases the lock: the next caller makes the thing at once.
 #[test]
 fn a_failed_maker_leaves_no_lock() {
@@ -93,33 +105,9 @@ fn a_failed_maker_leaves_no_lock() {
         cache: Mutex::new(None),
         makes: AtomicUsize::new(0),
     };
-    let ttl = Duration::from_secs(30);
+    assert_eq!(attempt(&locks, &shared, true), Outcome::Failed);
     assert_eq!(
-        make_once(
-            &locks,
-            b"t",
-            ttl,
-            Duration::ZERO,
-            PLAN,
-            &mut Caller {
-                shared: &shared,
-                fail: true
-            }
-        ),
-        Outcome::Failed
-    );
-    assert_eq!(
-        make_once(
-            &locks,
-            b"t",
-            ttl,
-            Duration::ZERO,
-            PLAN,
-            &mut Caller {
-                shared: &shared,
-                fail: false
-            }
-        ),
+        attempt(&locks, &shared, false),
         Outcome::Done("made".into())
     );
 }

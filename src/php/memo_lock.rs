@@ -250,13 +250,22 @@ fn call_method(
     method: &str,
     args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>,
 ) -> Option<Zval> {
-    match guarded(|| Some(obj.try_call_method(method, args)))? {
+    settle(
+        guarded(|| Some(obj.try_call_method(method, args))),
+        &format!("{method}()"),
+    )
+}
+
+/// The value of a guarded call into PHP: `None` when it threw (the exception stays
+/// pending), bailed out, or could not be made (an Error naming `what` is thrown).
+fn settle(result: Option<ext_php_rs::error::Result<Zval>>, what: &str) -> Option<Zval> {
+    match result? {
         Ok(v) => Some(v),
         Err(ext_php_rs::error::Error::ExceptionPending { .. }) => None,
         Err(e) => {
             throw_new(
                 ext_php_rs::zend::ce::error(),
-                format!("Ephpm\\MemoLock: cannot call {method}(): {e}"),
+                format!("Ephpm\\MemoLock: cannot call {what}: {e}"),
             );
             None
         }
@@ -438,17 +447,10 @@ fn closure_arg<'a>(c: &Call<'a>, i: u32) -> Option<&'a Zval> {
 
 /// Calls a PHP callable; `None` when it threw (the exception stays pending).
 fn call(f: &Zval, args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>) -> Option<Zval> {
-    match guarded(|| Some(ZendCallable::new(f).and_then(|f| f.try_call(args))))? {
-        Ok(v) => Some(v),
-        Err(ext_php_rs::error::Error::ExceptionPending { .. }) => None,
-        Err(e) => {
-            throw_new(
-                ext_php_rs::zend::ce::error(),
-                format!("Ephpm\\MemoLock: cannot call the closure: {e}"),
-            );
-            None
-        }
-    }
+    settle(
+        guarded(|| Some(ZendCallable::new(f).and_then(|f| f.try_call(args)))),
+        "the closure",
+    )
 }
 
 /// A value `$exists` may return for "not there yet".
