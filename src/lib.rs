@@ -7,6 +7,7 @@
 //! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
 //! - `lock`      token locks over any store: tokens, fencing, waiting woken by release
 //! - `memo`      making a thing once across processes (MemoLock's wrapper and once())
+//! - `stale`     stale-while-revalidate and stale-if-error (StaleCache)
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
 //! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
@@ -17,6 +18,7 @@ pub mod config;
 pub mod keyspace;
 pub mod lock;
 pub mod memo;
+pub mod stale;
 pub mod store;
 
 #[cfg(feature = "php")]
@@ -31,12 +33,14 @@ use ext_php_rs::prelude::*;
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
     let module = module
         .startup_function(php::startup)
+        .request_shutdown_function(php::request_shutdown)
         .info_function(php::info::module_info);
     php::functions::register(
         module
             .class::<php::kv::Kv>()
             .class::<php::lock::Lock>()
             .class::<php::lock::KeepAlive>()
-            .class::<php::memo_lock::MemoLock>(),
+            .class::<php::memo_lock::MemoLock>()
+            .class::<php::stale_cache::StaleCache>(),
     )
 }

@@ -255,3 +255,60 @@ pub fn arg_type_error(arg_num: u32, message: &str) {
     // SAFETY: as in `value_error`.
     unsafe { ffi::zend_argument_type_error(arg_num, c"%s".as_ptr(), msg.as_ptr()) };
 }
+
+/// The PHP type name of a value, as PHP's own TypeErrors show it.
+pub fn type_name(zv: &Zval) -> String {
+    // SAFETY: `zv` is a live zval; the function returns a static C string.
+    let p = unsafe { ffi::zend_zval_type_name(std::ptr::from_ref(zv).cast()) };
+    // SAFETY: zend_zval_type_name always returns a NUL-terminated static string.
+    unsafe { std::ffi::CStr::from_ptr(p) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+impl<'a> Call<'a> {
+    /// A `\Closure` argument, or `None` with PHP's TypeError thrown.
+    pub fn closure(&self, i: u32) -> Option<&'a Zval> {
+        let zv = self.mixed(i)?;
+        if zv
+            .object()
+            .is_some_and(|o| o.get_class_name().is_ok_and(|n| n == "Closure"))
+        {
+            return Some(zv);
+        }
+        arg_type_error(
+            i + 1,
+            &format!("must be of type Closure, {} given", type_name(zv)),
+        );
+        None
+    }
+
+    /// A `callable` argument, or `None` with PHP's TypeError thrown.
+    pub fn callable(&self, i: u32) -> Option<&'a Zval> {
+        let zv = self.mixed(i)?;
+        if zv.is_callable() {
+            return Some(zv);
+        }
+        arg_type_error(
+            i + 1,
+            &format!("must be a valid callback, {} given", type_name(zv)),
+        );
+        None
+    }
+
+    /// A `?object` argument (absent counts as null), kept beyond the call.
+    pub fn object_or_null(&self, i: u32) -> Option<Option<Zval>> {
+        match self.mixed(i) {
+            None => Some(None),
+            Some(zv) if zv.is_null() => Some(None),
+            Some(zv) if zv.is_object() => Some(Some(zv.shallow_clone())),
+            Some(zv) => {
+                arg_type_error(
+                    i + 1,
+                    &format!("must be of type ?object, {} given", type_name(zv)),
+                );
+                None
+            }
+        }
+    }
+}

@@ -163,25 +163,74 @@ pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Resu
     Ok(match landed {
         Landed::Done => true,
         Landed::Str(buf) => {
-            out.set_zend_string(ZendStr::new(&buf[..], false));
+            let ok = from_value(Value::Str(&buf), out);
             give_back(buf);
-            true
+            ok
         }
         Landed::Serialized(buf) => {
-            let value = unserialize(&buf);
+            let ok = from_value(Value::Serialized(&buf), out);
             give_back(buf);
-            match value {
-                Some(v) => {
-                    *out = v;
-                    true
-                }
-                None => false,
-            }
+            ok
         }
         // SAFETY: no lock is held any more, and no frame between here and the handler
         // owns anything that needs dropping.
         Landed::Bailout => unsafe { bailout() },
     })
+}
+
+/// Converts an engine value to PHP into `out`; false when a stored array or object could
+/// not be unserialized (a warning has been raised, or its exception is pending).
+pub fn from_value(v: Value<'_>, out: &mut Zval) -> bool {
+    match v {
+        Value::Str(b) => out.set_zend_string(ZendStr::new(b, false)),
+        Value::Serialized(b) => match unserialize(b) {
+            Some(v) => *out = v,
+            None => return false,
+        },
+        Value::Int(n) => out.set_long(n),
+        Value::Float(x) => out.set_double(x),
+        Value::Bool(b) => out.set_bool(b),
+        Value::Null => out.set_null(),
+    }
+    true
+}
+
+/// A new PHP reference holding `value`, to pass to a callable that takes `&$param`
+/// (PHP warns when a by-reference parameter gets a plain value); what the callable
+/// assigns is read back through `Zval::dereference`.
+pub fn new_reference(value: Zval) -> Zval {
+    use ext_php_rs::ffi::{
+        _zend_refcounted_h__bindgen_ty_1, zend_property_info_source_list, zend_refcounted_h,
+        zend_reference,
+    };
+    /// GC_REFERENCE and IS_REFERENCE_EX (Zend/zend_types.h): a reference, not
+    /// collectable by the cycle collector; the zval's type, refcounted.
+    const GC_REFERENCE: u32 = 10 | (1 << 4);
+    const IS_REFERENCE_EX: u32 = 10 | (1 << 8);
+    let ptr = ext_php_rs::alloc::emalloc(std::alloc::Layout::new::<zend_reference>())
+        .cast::<zend_reference>();
+    let value = std::mem::ManuallyDrop::new(value);
+    // SAFETY: `ptr` is a fresh emalloc'd block the size of a zend_reference, initialised
+    // here as ZVAL_NEW_REF does: refcount 1, no typed-property sources, and `value`
+    // moved in (ManuallyDrop: the reference owns it now and frees it with itself).
+    unsafe {
+        ptr.write(zend_reference {
+            gc: zend_refcounted_h {
+                refcount: 1,
+                u: _zend_refcounted_h__bindgen_ty_1 {
+                    type_info: GC_REFERENCE,
+                },
+            },
+            val: std::ptr::read(&*value),
+            sources: zend_property_info_source_list {
+                ptr: std::ptr::null_mut(),
+            },
+        });
+    }
+    let mut zv = Zval::new();
+    zv.value.ref_ = ptr;
+    zv.u1.type_info = IS_REFERENCE_EX;
+    zv
 }
 
 fn unserialize(bytes: &[u8]) -> Option<Zval> {

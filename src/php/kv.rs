@@ -5,10 +5,10 @@ use ext_php_rs::args::Arg;
 use ext_php_rs::builders::FunctionBuilder;
 use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
-use ext_php_rs::types::{ArrayKey, ZendHashTable, Zval};
+use ext_php_rs::types::{ArrayKey, ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
-use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds};
+use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name};
 use super::class::{native_class, public};
 use super::convert::{fetch, with_value};
 use super::error::{throw, throw_new};
@@ -35,10 +35,28 @@ native_class!(
     })
 );
 
-impl Kv {
-    /// The keyspace, once constructed.
-    pub fn keyspace(&self) -> Option<&Keyspace> {
-        self.space.as_ref()
+/// A `?Ephpm\Kv $store = null` argument: its keyspace, or the default store's
+/// (`ephpm.dsn`, no prefix) when null or absent. `None` when the exception is thrown.
+pub fn keyspace_arg(c: &Call, i: u32, what: &str) -> Option<Keyspace> {
+    let given = c.mixed(i).filter(|zv| !zv.is_null());
+    let Some(zv) = given else {
+        return ok(open_keyspace(None, b""), i + 1, what);
+    };
+    match zv.object().and_then(ZendClassObject::<Kv>::from_zend_obj) {
+        Some(kv) => match kv.space.as_ref() {
+            Some(s) => Some(s.clone()),
+            None => {
+                throw_new(ce::error(), "Ephpm\\Kv has not been constructed".into());
+                None
+            }
+        },
+        None => {
+            arg_type_error(
+                i + 1,
+                &format!("must be of type ?Ephpm\\Kv, {} given", type_name(zv)),
+            );
+            None
+        }
     }
 }
 

@@ -7,15 +7,16 @@ use ext_php_rs::args::Arg;
 use ext_php_rs::builders::FunctionBuilder;
 use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
-use ext_php_rs::types::{ZendCallable, ZendClassObject, Zval};
+use ext_php_rs::types::{ZendClassObject, Zval};
 use ext_php_rs::zend::ExecuteData;
 
-use super::call::{Call, arg_type_error, guarded, run, value_error};
+use super::call::{Call, run, value_error};
 use super::class::{native_class, public};
-use super::error::{lock_unavailable, throw, throw_new};
-use super::kv::Kv;
+use super::error::{lock_unavailable, throw};
+use super::ffi;
+use super::kv::keyspace_arg;
 use super::lock::{new_keep_alive, new_lock, ttl_ms_arg};
-use super::{ffi, open_keyspace};
+use super::userland::{call, call_method, warn_to};
 use crate::keyspace::Keyspace;
 use crate::lock::{Held, Locks};
 use crate::memo::{Maker, Outcome, Plan, Step, make_once};
@@ -42,7 +43,16 @@ native_class!(
     })
 );
 
+/// The defaults of `new Ephpm\MemoLock()`, also the locking of a StaleCache without one.
+pub const DEFAULT_LOCK_TTL: Duration = Duration::from_millis(30_000);
+pub const DEFAULT_WAIT: Duration = Duration::from_millis(5_000);
+
 impl MemoLock {
+    /// The lock store and durations, for a StaleCache that locks with this MemoLock.
+    pub fn locking(&self) -> (Locks, Duration, Duration) {
+        (self.locks.clone(), self.lock_ttl, self.wait)
+    }
+
     fn copy(&self) -> MemoLock {
         MemoLock {
             space: self.space.clone(),
@@ -56,7 +66,7 @@ impl MemoLock {
 
 /// How long a wait may last: `wanted`, but never into `max_execution_time` (one second
 /// before the limit, DESIGN.md §3.6).
-fn clamp_to_execution_time(wanted: Duration) -> Duration {
+pub fn clamp_to_execution_time(wanted: Duration) -> Duration {
     // SAFETY: a NUL-terminated literal with its length; zend_ini_long only reads it.
     let limit = unsafe { ffi::zend_ini_long(c"max_execution_time".as_ptr(), 18, 0) };
     if limit <= 0 {
@@ -92,65 +102,27 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<MemoLock> {
     let Some(c) = Call::new(ex, 0, 4) else {
         return ConstructorResult::ArgError;
     };
-    let space = match c.mixed(0) {
-        None => open_keyspace(None, b""),
-        Some(zv) if zv.is_null() => open_keyspace(None, b""),
-        Some(zv) => match zv.object().and_then(ZendClassObject::<Kv>::from_zend_obj) {
-            Some(kv) => match kv.keyspace() {
-                Some(s) => Ok(s.clone()),
-                None => return ConstructorResult::ArgError,
-            },
-            None => {
-                arg_type_error(
-                    1,
-                    &format!("must be of type ?Ephpm\\Kv, {} given", type_name(zv)),
-                );
-                return ConstructorResult::ArgError;
-            }
-        },
-    };
-    let (Some(lock_ttl), Some(wait)) = (ms_arg(&c, 1, 30_000, 1), ms_arg(&c, 2, 5_000, 0)) else {
+    let Some(space) = keyspace_arg(&c, 0, "Ephpm\\MemoLock::__construct()") else {
         return ConstructorResult::ArgError;
     };
-    let logger = match c.mixed(3) {
-        None => None,
-        Some(zv) if zv.is_null() => None,
-        Some(zv) if zv.is_object() => Some(zv.shallow_clone()),
-        Some(zv) => {
-            arg_type_error(
-                4,
-                &format!("must be of type ?object, {} given", type_name(zv)),
-            );
-            return ConstructorResult::ArgError;
-        }
+    let (Some(lock_ttl), Some(wait)) = (
+        ms_arg(&c, 1, DEFAULT_LOCK_TTL.as_millis() as i64, 1),
+        ms_arg(&c, 2, DEFAULT_WAIT.as_millis() as i64, 0),
+    ) else {
+        return ConstructorResult::ArgError;
     };
-    match space {
-        Ok(space) => {
-            let locks = Locks::new(space.store().clone());
-            ConstructorResult::Ok(MemoLock {
-                space,
-                locks,
-                lock_ttl,
-                wait,
-                logger,
-            })
-        }
-        Err(e) => {
-            throw(&e, 1, "Ephpm\\MemoLock::__construct()");
-            ConstructorResult::ArgError
-        }
-    }
+    let Some(logger) = c.object_or_null(3) else {
+        return ConstructorResult::ArgError;
+    };
+    let locks = Locks::new(space.store().clone());
+    ConstructorResult::Ok(MemoLock {
+        space,
+        locks,
+        lock_ttl,
+        wait,
+        logger,
+    })
 }
-
-fn type_name(zv: &Zval) -> String {
-    // SAFETY: `zv` is a live zval; the function returns a static C string.
-    let p = unsafe { ffi::zend_zval_type_name(std::ptr::from_ref(zv).cast()) };
-    // SAFETY: zend_zval_type_name always returns a NUL-terminated static string.
-    unsafe { std::ffi::CStr::from_ptr(p) }
-        .to_string_lossy()
-        .into_owned()
-}
-
 fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
     f.arg(
         Arg::new("store", DataType::object("Ephpm\\Kv"))
@@ -206,13 +178,7 @@ extern "C" fn exclusively(ex: &mut ExecuteData, rv: &mut Zval) {
             return;
         };
         let shown = String::from_utf8_lossy(given);
-        let Some(closure) = c.mixed(1).filter(|z| {
-            z.object()
-                .is_some_and(|o| o.get_class_name().is_ok_and(|n| n == "Closure"))
-        }) else {
-            let given = c.mixed(1).map_or_else(String::new, type_name);
-            return arg_type_error(2, &format!("must be of type Closure, {given} given"));
-        };
+        let Some(closure) = c.closure(1) else { return };
         let wait = clamp_to_execution_time(m.wait);
         let held = match m.locks.acquire(&name, m.lock_ttl, wait) {
             Ok(Some(held)) => held,
@@ -241,42 +207,6 @@ extern "C" fn exclusively(ex: &mut ExecuteData, rv: &mut Zval) {
             }
         }
     })
-}
-
-/// Calls `method` on `obj` with `args`; `None` when it threw (the exception is pending)
-/// or could not be called (an Error is thrown).
-fn call_method(
-    obj: &Zval,
-    method: &str,
-    args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>,
-) -> Option<Zval> {
-    settle(
-        guarded(|| Some(obj.try_call_method(method, args))),
-        &format!("{method}()"),
-    )
-}
-
-/// The value of a guarded call into PHP: `None` when it threw (the exception stays
-/// pending), bailed out, or could not be made (an Error naming `what` is thrown).
-fn settle(result: Option<ext_php_rs::error::Result<Zval>>, what: &str) -> Option<Zval> {
-    match result? {
-        Ok(v) => Some(v),
-        Err(ext_php_rs::error::Error::ExceptionPending { .. }) => None,
-        Err(e) => {
-            throw_new(
-                ext_php_rs::zend::ce::error(),
-                format!("Ephpm\\MemoLock: cannot call {what}: {e}"),
-            );
-            None
-        }
-    }
-}
-
-/// Logs a warning through `$logger->warning()`, when there is a logger.
-fn warn_to(logger: Option<&Zval>, message: String) {
-    if let Some(l) = logger {
-        let _ = l.try_call_method("warning", vec![&message]);
-    }
 }
 
 /// The value of `$pool->getItem($key)` when it is a hit.
@@ -429,30 +359,6 @@ impl Maker<()> for Wrapped<'_> {
     }
 }
 
-/// A `\Closure` argument, or `None` with PHP's TypeError thrown.
-fn closure_arg<'a>(c: &Call<'a>, i: u32) -> Option<&'a Zval> {
-    let zv = c.mixed(i)?;
-    if zv
-        .object()
-        .is_some_and(|o| o.get_class_name().is_ok_and(|n| n == "Closure"))
-    {
-        return Some(zv);
-    }
-    arg_type_error(
-        i + 1,
-        &format!("must be of type Closure, {} given", type_name(zv)),
-    );
-    None
-}
-
-/// Calls a PHP callable; `None` when it threw (the exception stays pending).
-fn call(f: &Zval, args: Vec<&dyn ext_php_rs::convert::IntoZvalDyn>) -> Option<Zval> {
-    settle(
-        guarded(|| Some(ZendCallable::new(f).and_then(|f| f.try_call(args)))),
-        "the closure",
-    )
-}
-
 /// A value `$exists` may return for "not there yet".
 fn absent(v: &Zval) -> bool {
     v.is_null() || v.is_false()
@@ -469,7 +375,7 @@ extern "C" fn once(ex: &mut ExecuteData, rv: &mut Zval) {
         let Some((m, given, name)) = begin(&c) else {
             return;
         };
-        let (Some(exists), Some(make)) = (closure_arg(&c, 1), closure_arg(&c, 2)) else {
+        let (Some(exists), Some(make)) = (c.closure(1), c.closure(2)) else {
             return;
         };
         // Its own lock name, so that the thing may live under `$name` in the same store.
@@ -574,8 +480,7 @@ fn with_wrapper(
 extern "C" fn around(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some(c) = Call::new(ex, 2, 2) else { return };
-        let (Some(pool), Some(f), Some(this)) = (c.mixed(0), closure_arg(&c, 1), c.this_zval())
-        else {
+        let (Some(pool), Some(f), Some(this)) = (c.mixed(0), c.closure(1), c.this_zval()) else {
             return;
         };
         with_wrapper(pool, this, f, rv);
@@ -586,7 +491,7 @@ extern "C" fn around(ex: &mut ExecuteData, rv: &mut Zval) {
 extern "C" fn unguarded(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some(c) = Call::new(ex, 2, 2) else { return };
-        let (Some(pool), Some(f)) = (c.mixed(0), closure_arg(&c, 1)) else {
+        let (Some(pool), Some(f)) = (c.mixed(0), c.closure(1)) else {
             return;
         };
         with_wrapper(pool, &Zval::null(), f, rv);

@@ -4,10 +4,12 @@
 //! - `kv.rs`         `Ephpm\Kv`
 //! - `lock.rs`       `Ephpm\Lock`, `Ephpm\KeepAlive`
 //! - `memo_lock.rs`  `Ephpm\MemoLock`
+//! - `stale_cache.rs` `Ephpm\StaleCache`, and the refreshes it defers past the response
 //! - `functions.rs`  the ePHPm-compatible `ephpm_kv_*` functions
 //! - `error.rs`      engine errors to PHP exceptions; `Ephpm\StoreException`, `Ephpm\StoreFull`
 //! - `convert.rs`    PHP values to engine values and back (PHP's serializer for arrays/objects)
 //! - `call.rs`       argument checking with PHP's own rules and wording
+//! - `userland.rs`   guarded calls into PHP code (closures, methods, loggers)
 //! - `ini.rs`, `info.rs`  settings and `php --ri ephpm`
 //! - `ffi.rs`        the few PHP C functions ext-php-rs does not bind
 
@@ -24,6 +26,8 @@ pub mod ini;
 pub mod kv;
 pub mod lock;
 pub mod memo_lock;
+pub mod stale_cache;
+mod userland;
 
 use crate::keyspace::Keyspace;
 use crate::store::{self, StoreError};
@@ -60,4 +64,11 @@ pub unsafe extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
             -1
         }
     }
+}
+
+/// RSHUTDOWN: nothing of a request outlives it (StaleCache's deferred refreshes that never
+/// ran give their elections back).
+pub unsafe extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
+    stale_cache::release_undone();
+    0
 }
