@@ -77,4 +77,4 @@ foreach ($stubFunctions as $f) {
 }
 echo $problems ? implode("\n", $problems) . "\n" : sprintf("stub and extension agree: %d classes, %d methods, %d functions\n", count($classes), $methods, count($functions));
 --EXPECT--
-stub and extension agree: 7 classes, 28 methods, 14 functions
+stub and extension agree: 8 classes, 33 methods, 14 functions

@@ -270,6 +270,83 @@ namespace Ephpm {
      * A held lock, from {@see MemoLock::acquire()}; released when the object is
      * destroyed if release() was not called.
      */
+    /**
+     * Stale-while-revalidate: a hot key whose lifetime ends is served at once, stale,
+     * while one process (elected host-wide on `shm://`, fleet-wide on a shared store)
+     * refreshes it, by default after the response has gone.
+     *
+     * A key holds one record: the value and when it stops being fresh, servable stale,
+     * and servable when computing fails. Past the stale window the value is computed like
+     * a miss: one process computes behind the key's lock (`swr:<key>`), the others wait
+     * for it, woken by its release.
+     *
+     * ```php
+     * $cache = new Ephpm\StaleCache(staleSeconds: 60, staleIfErrorSeconds: 600);
+     * $rates = $cache->get('rates', fn () => fetch_rates(), 300, $meta);
+     * // $meta['stale']: served stale (a refresh is on its way)
+     * ```
+     */
+    final class StaleCache
+    {
+        /**
+         * @param Kv|null $store Where the records live (its prefix applies); null: the default store.
+         * @param int $staleSeconds How long past its lifetime a value is served while one process refreshes it.
+         * @param int $staleIfErrorSeconds How long past its lifetime a value is served when computing a new one throws.
+         * @param MemoLock|null $lock The locks that elect the refresher and guard computations
+         *        (its store, lockTtlMs and waitTimeoutMs); null: locks on `$store`, 30000 ms and 5000 ms.
+         * @param bool $refreshAfterResponse Refresh after the response (after `fastcgi_finish_request()`
+         *        under FPM, at shutdown elsewhere; see runDeferred()); false: inline, and the caller
+         *        is served the refreshed value.
+         * @param object|null $logger A PSR-3 logger (duck-typed) for failed refreshes and stale-if-error;
+         *        without one they are E_WARNINGs.
+         * @throws \ValueError when a window is negative.
+         */
+        public function __construct(?Kv $store = null, int $staleSeconds = 60, int $staleIfErrorSeconds = 0, ?MemoLock $lock = null, bool $refreshAfterResponse = true, ?object $logger = null) {}
+
+        /**
+         * The value of `$key`: fresh, stale (one process refreshes it), or computed.
+         *
+         * A computation that throws, inside the stale-if-error window, serves the old value
+         * and logs the exception; otherwise the exception reaches the caller. A refresh that
+         * throws keeps the stale value and logs. A deleted key is never served stale.
+         *
+         * @param callable $compute Called as `$compute(&$ttl)`: it returns the value and may
+         *        change `$ttl` (seconds; 0: serve the value without storing it).
+         * @param int|float $ttl How long the value is fresh, in seconds (> 0).
+         * @param array|null $metadata Set to `['stale' => bool, 'computed' => bool, 'error' => bool]`:
+         *        served stale, computed by this call, served stale because computing failed.
+         * @throws \ValueError for an empty key or a TTL that is not positive.
+         */
+        public function get(string $key, callable $compute, int|float $ttl = 300, ?array &$metadata = null): mixed {}
+
+        /**
+         * Computes and stores a new value now, whatever is stored, behind the key's lock.
+         *
+         * @param callable $compute As for get().
+         * @param int|float $ttl As for get().
+         * @return mixed The new value.
+         */
+        public function refresh(string $key, callable $compute, int|float $ttl = 300): mixed {}
+
+        /**
+         * Removes the key: the next get() computes; the old value is never served stale.
+         *
+         * @return bool Whether the key existed.
+         */
+        public function delete(string $key): bool {}
+
+        /**
+         * Runs the refreshes this request deferred, now. The first deferred refresh of a
+         * request registers `runDeferred(true)` as a shutdown function; call it yourself
+         * where a long-running worker ends a job.
+         *
+         * @param bool $finishResponse First end the response (`fastcgi_finish_request()`,
+         *        under FPM), so the client does not wait for the refreshes.
+         * @return int How many refreshes ran.
+         */
+        public static function runDeferred(bool $finishResponse = false): int {}
+    }
+
     final class Lock
     {
         /** The lock's name, as given to acquire(). */

@@ -8,7 +8,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 so=$(realpath "$1")
 fpm=$(command -v php-fpm8.2 || command -v php-fpm)
 if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
-    skip "php-fpm and cgi-fcgi are not installed"; summary fpm; exit 0
+    skip "php-fpm and cgi-fcgi are not installed"; # StaleCache under FPM: the refresh runs after fastcgi_finish_request(), so the client has
+# its response while the refresh still waits for the client's word.
+cli '$c = new Ephpm\StaleCache(new Ephpm\Kv(), 60); $c->get("swr:hot", function (&$ttl) { $ttl = 0.1; return "old"; }); usleep(200000);'
+check "a stale key is served at once by an FPM request" old "$(request "op=swr")"
+cli '(new Ephpm\Kv())->set("swr:client has the response", 1);'
+cli '$kv = new Ephpm\Kv(); $t = microtime(true) + 15; while (!$kv->has("swr:refresh saw") && microtime(true) < $t) usleep(1000);'
+check "the refresh ran after the client had the response" "the client had the response" \
+    "$(cli 'echo (new Ephpm\Kv())->get("swr:refresh saw");')"
+check "the refreshed value is served next" "new" "$(request "op=swr")"
+summary fpm; exit 0
 fi
 tmp=$(mktemp -d)
 store="fpmtest_$$"
@@ -56,4 +65,13 @@ check "a value written by an FPM request is read by a CLI script" "'written-by-f
 cli '(new Ephpm\Kv())->set("from_cli", "written-by-cli");'
 check "a value written by a CLI script is read by an FPM request" "'written-by-cli'" \
     "$(request "op=get&key=from_cli")"
+# StaleCache under FPM: the refresh runs after fastcgi_finish_request(), so the client has
+# its response while the refresh still waits for the client's word.
+cli '$c = new Ephpm\StaleCache(new Ephpm\Kv(), 60); $c->get("swr:hot", function (&$ttl) { $ttl = 0.1; return "old"; }); usleep(200000);'
+check "a stale key is served at once by an FPM request" old "$(request "op=swr")"
+cli '(new Ephpm\Kv())->set("swr:client has the response", 1);'
+cli '$kv = new Ephpm\Kv(); $t = microtime(true) + 15; while (!$kv->has("swr:refresh saw") && microtime(true) < $t) usleep(1000);'
+check "the refresh ran after the client had the response" "the client had the response" \
+    "$(cli 'echo (new Ephpm\Kv())->get("swr:refresh saw");')"
+check "the refreshed value is served next" "new" "$(request "op=swr")"
 summary fpm

@@ -31,19 +31,23 @@ final class StaleCacheItem implements ItemInterface
         return false;
     }
 
-    public function set(mixed $value): static
+    public function set($value): static
     {
         $this->value = $value;
         return $this;
     }
 
-    public function expiresAt(?\DateTimeInterface $expiration): static
+    public function expiresAt($expiration): static
     {
-        $this->ttl = $expiration === null ? $this->ttl : max(0, (float) $expiration->format('U.u') - microtime(true));
+        $this->ttl = match (true) {
+            $expiration === null => $this->ttl,
+            $expiration instanceof \DateTimeInterface => max(0, (float) $expiration->format('U.u') - microtime(true)),
+            default => throw new \TypeError(sprintf('Expiration date must implement DateTimeInterface or be null, "%s" given.', get_debug_type($expiration))),
+        };
         return $this;
     }
 
-    public function expiresAfter(mixed $time): static
+    public function expiresAfter($time): static
     {
         $this->ttl = match (true) {
             $time === null => $this->ttl,
