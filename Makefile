@@ -34,6 +34,7 @@ bench: build
 	$(PHP) bench/stampede.php pool=ephpm
 	$(PHP) bench/stampede.php keys=collide modes=nolock,symfony,memolock runs=3
 	$(PHP) bench/exclusive.php
+	$(PHP) bench/stampede.php modes=expiring,beta,swr
 
 lint:
 	cargo fmt --check
@@ -54,10 +55,12 @@ prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features broken-atomicity --test shm_concurrency
 	! cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
 	! cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
+	! cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
 	! cargo test --release --no-default-features --features no-repair --test shm_crash
 	cargo build --release --features broken-atomicity --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/memolock_exclusively_never_runs_two_sections_at_once.phpt \
 		php-tests/memolock_symfony_cold_key_is_computed_once_by_12_processes.phpt \
-		php-tests/memolock_once_makes_the_thing_once_for_4_processes.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+		php-tests/memolock_once_makes_the_thing_once_for_4_processes.phpt \
+		php-tests/stale_cache_12_processes_on_a_stale_key_are_served_at_once_and_one_refreshes.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

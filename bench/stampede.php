@@ -8,6 +8,7 @@
  *   php -n -d extension=pcntl -d extension=./target/release/libephpm.so bench/stampede.php \
  *       [modes=nolock,symfony,symfony-hosts=4,memolock,poll] [workers=12] [resolverMs=300] \
  *       [runs=5] [keys=same|collide] [pool=filesystem|ephpm]
+ *   ... bench/stampede.php modes=expiring,beta,swr   (a hot key whose lifetime ends: expiry.php)
  *
  * modes: nolock (Symfony's no-op wrapper), symfony (LockRegistry, enabled explicitly as
  * the CLI needs), symfony-hosts=N (workers split over N simulated hosts, each with its
@@ -20,6 +21,7 @@
  */
 require '/usr/share/php/Symfony/Component/Cache/autoload.php';
 require __DIR__ . '/../php/autoload.php';
+require __DIR__ . '/expiry.php';
 
 use Symfony\Component\Cache\Adapter\FilesystemAdapter;
 use Symfony\Component\Cache\LockRegistry;
@@ -97,12 +99,23 @@ function percentile(array $xs, float $p): float {
     return $xs[(int) min(count($xs) - 1, floor($p * count($xs)))];
 }
 
+$modes = explode(',', $opt['modes']);
+$hotModes = array_values(array_intersect($modes, ['expiring', 'beta', 'swr']));
+$coldModes = array_values(array_diff($modes, $hotModes));
+if ($hotModes) {
+    run_expiry_modes($hotModes, $opt, $meta);
+}
+if (!$coldModes) {
+    $meta->clear();
+    exit(0);
+}
+
 $keys = $opt['keys'] === 'collide' ? colliding_keys() : ['cold'];
 printf("stampede: %d workers, compute %d ms, %d runs, keys=%s (%d distinct), pool=%s, PHP %s, ephpm %s\n\n",
     $workers, $opt['resolverMs'], $opt['runs'], $opt['keys'], count($keys), $opt['pool'], PHP_VERSION, phpversion('ephpm'));
 printf("| %-16s | %12s | %8s | %10s | %10s | %13s |\n", 'mode', 'origin calls', 'waiters', 'lag p50 ms', 'lag max ms', 'all done, ms');
 printf("|%s|%s|%s|%s|%s|%s|\n", str_repeat('-', 18), str_repeat('-', 14), str_repeat('-', 10), str_repeat('-', 12), str_repeat('-', 12), str_repeat('-', 15));
-foreach (explode(',', $opt['modes']) as $mode) {
+foreach ($coldModes as $mode) {
     $origins = $lags = $done = [];
     $waiters = 0;
     for ($run = 0; $run < (int) $opt['runs']; $run++) {
