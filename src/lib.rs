@@ -8,6 +8,7 @@
 //! - `lock`      token locks over any store: tokens, fencing, waiting woken by release
 //! - `memo`      making a thing once across processes (MemoLock's wrapper and once())
 //! - `stale`     stale-while-revalidate and stale-if-error (StaleCache)
+//! - `session`   the locking session handler behind both PHP entry points
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
 //! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
@@ -18,6 +19,7 @@ pub mod config;
 pub mod keyspace;
 pub mod lock;
 pub mod memo;
+pub mod session;
 pub mod stale;
 pub mod store;
 
