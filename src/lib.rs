@@ -43,6 +43,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
             .class::<php::lock::Lock>()
             .class::<php::lock::KeepAlive>()
             .class::<php::memo_lock::MemoLock>()
-            .class::<php::stale_cache::StaleCache>(),
+            .class::<php::stale_cache::StaleCache>()
+            .class::<php::session::SessionHandler>(),
     )
 }

@@ -19,20 +19,9 @@ static STORE_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mu
 static STORE_FULL: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 static LOCK_UNAVAILABLE: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 
-/// `\RuntimeException`, found by symbol: `ClassEntry::try_find` does not work during
-/// MINIT (research/ext-php-rs.md, pitfall 1), and SPL is always built in.
+/// `\RuntimeException` (SPL is always built in).
 fn runtime_exception() -> &'static ClassEntry {
-    // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name; the result, if not null,
-    // is the address of SPL's `zend_class_entry *spl_ce_RuntimeException` variable, set
-    // during SPL's MINIT, which runs before any extension's.
-    let ce = unsafe {
-        let sym = libc::dlsym(libc::RTLD_DEFAULT, c"spl_ce_RuntimeException".as_ptr());
-        (!sym.is_null())
-            .then(|| *sym.cast::<*mut ClassEntry>())
-            .filter(|p| !p.is_null())
-    };
-    // SAFETY: a registered class entry lives as long as the process.
-    ce.map_or_else(ce::exception, |p| unsafe { &*p })
+    super::class::builtin_class(c"spl_ce_RuntimeException").unwrap_or_else(ce::exception)
 }
 
 fn store_exception() -> &'static ClassEntry {

@@ -15,6 +15,32 @@ pub struct SmartStr {
     pub a: usize,
 }
 
+/// `zend_result`.
+pub const SUCCESS: c_int = 0;
+pub const FAILURE: c_int = -1;
+
+/// ext/session's `ps_module` (php_session.h, PS_MOD_UPDATE_TIMESTAMP layout).
+#[repr(C)]
+pub struct PsModule {
+    pub s_name: *const c_char,
+    pub s_open: unsafe extern "C" fn(*mut *mut c_void, *const c_char, *const c_char) -> c_int,
+    pub s_close: unsafe extern "C" fn(*mut *mut c_void) -> c_int,
+    pub s_read: unsafe extern "C" fn(
+        *mut *mut c_void,
+        *mut zend_string,
+        *mut *mut zend_string,
+        i64,
+    ) -> c_int,
+    pub s_write:
+        unsafe extern "C" fn(*mut *mut c_void, *mut zend_string, *mut zend_string, i64) -> c_int,
+    pub s_destroy: unsafe extern "C" fn(*mut *mut c_void, *mut zend_string) -> c_int,
+    pub s_gc: unsafe extern "C" fn(*mut *mut c_void, i64, *mut i64) -> i64,
+    pub s_create_sid: unsafe extern "C" fn(*mut *mut c_void) -> *mut zend_string,
+    pub s_validate_sid: unsafe extern "C" fn(*mut *mut c_void, *mut zend_string) -> c_int,
+    pub s_update_timestamp:
+        unsafe extern "C" fn(*mut *mut c_void, *mut zend_string, *mut zend_string, i64) -> c_int,
+}
+
 /// `zend_expected_type` values (Zend/zend_API.h, Z_EXPECTED_TYPES, in order).
 pub const Z_EXPECTED_LONG: c_int = 0;
 pub const Z_EXPECTED_STRING: c_int = 4;
@@ -50,6 +76,11 @@ unsafe extern "C" {
     pub fn display_ini_entries(module: *mut zend_module_entry);
 
     pub fn zend_ini_long(name: *const c_char, name_length: usize, orig: c_int) -> i64;
+    pub fn zend_ini_double(name: *const c_char, name_length: usize, orig: c_int) -> f64;
+    pub fn zend_ini_string(name: *const c_char, name_length: usize, orig: c_int) -> *mut c_char;
+
+    pub fn php_session_register_module(module: *const PsModule) -> c_int;
+    pub fn php_session_create_id(mod_data: *mut *mut c_void) -> *mut zend_string;
     pub fn sapi_get_request_time() -> f64;
     pub fn zend_zval_type_name(arg: *const zval) -> *const c_char;
 }

@@ -5,6 +5,7 @@
 //! - `lock.rs`       `Ephpm\Lock`, `Ephpm\KeepAlive`
 //! - `memo_lock.rs`  `Ephpm\MemoLock`
 //! - `stale_cache.rs` `Ephpm\StaleCache`, and the refreshes it defers past the response
+//! - `session.rs`    the save handler `ephpm` and `Ephpm\SessionHandler`
 //! - `functions.rs`  the ePHPm-compatible `ephpm_kv_*` functions
 //! - `error.rs`      engine errors to PHP exceptions; `Ephpm\StoreException`, `Ephpm\StoreFull`
 //! - `convert.rs`    PHP values to engine values and back (PHP's serializer for arrays/objects)
@@ -26,6 +27,7 @@ pub mod ini;
 pub mod kv;
 pub mod lock;
 pub mod memo_lock;
+pub mod session;
 pub mod stale_cache;
 mod userland;
 
@@ -55,6 +57,9 @@ pub fn open_keyspace(dsn: Option<&[u8]>, prefix: &[u8]) -> store::Result<Keyspac
 /// memory: the FPM master forks after it.
 pub unsafe extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     ini::register(module_number);
+    if !session::register_save_handler() {
+        error::warn("ephpm: cannot register the session save handler \"ephpm\"");
+    }
     match error::register() {
         Ok(()) => 0,
         Err(e) => {
