@@ -6,7 +6,8 @@ SO       := target/release/libephpm.so
 PHP      := php -n -d extension=$(CURDIR)/$(SO)
 # What the build, the tests and the benchmark need from Debian.
 PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu \
-            php-symfony-cache php-symfony-lock
+            php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
+            php-illuminate-container php-illuminate-config
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
@@ -56,6 +57,7 @@ prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
 	! cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
 	! cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
+	! cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
 	! cargo test --release --no-default-features --features no-repair --test shm_crash
 	cargo build --release --features broken-atomicity --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
@@ -63,4 +65,5 @@ prove-tests-can-fail: deps
 		php-tests/memolock_exclusively_never_runs_two_sections_at_once.phpt \
 		php-tests/memolock_symfony_cold_key_is_computed_once_by_12_processes.phpt \
 		php-tests/memolock_once_makes_the_thing_once_for_4_processes.phpt \
-		php-tests/stale_cache_12_processes_on_a_stale_key_are_served_at_once_and_one_refreshes.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+		php-tests/stale_cache_12_processes_on_a_stale_key_are_served_at_once_and_one_refreshes.phpt \
+		php-tests/session_lock_release_cannot_delete_a_lock_it_no_longer_holds.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

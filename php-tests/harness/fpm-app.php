@@ -24,6 +24,31 @@ switch ($_GET['op'] ?? '') {
             return 'new';
         });
         break;
+    case 'session':
+        // One session's counter: read, hold the session 10 ms, write counter + 1.
+        ini_set('session.save_handler', 'ephpm');
+        ini_set('session.use_cookies', '0');
+        ini_set('session.use_strict_mode', '0');
+        ini_set('session.cache_limiter', '');
+        ini_set('ephpm.session.locking', $_GET['locking'] ?? '1');
+        ini_set('ephpm.session.lock_wait', $_GET['wait'] ?? '30');
+        ini_set('ephpm.session.lock_timeout', $_GET['timeout'] ?? 'warn');
+        session_id($_GET['sid'] ?? 'fpm');
+        if (!@session_start()) {
+            echo 'session_start failed';
+            break;
+        }
+        $n = $_SESSION['n'] ?? 0;
+        usleep(10000);
+        $_SESSION['n'] = $n + 1;
+        if (($_GET['then'] ?? '') === 'exit') {
+            exit('exited');
+        }
+        if (($_GET['then'] ?? '') === 'fatal') {
+            no_such_function();
+        }
+        echo $_SESSION['n'];
+        break;
     case 'pid':
         echo getmypid();
         break;

@@ -17,6 +17,26 @@ cli '$kv = new Ephpm\Kv(); $t = microtime(true) + 15; while (!$kv->has("swr:refr
 check "the refresh ran after the client had the response" "the client had the response" \
     "$(cli 'echo (new Ephpm\Kv())->get("swr:refresh saw");')"
 check "the refreshed value is served next" "new" "$(request "op=swr")"
+# Sessions: 50 concurrent requests on one session, each reading a counter, holding the
+# session 10 ms and writing counter + 1. Locked, none is lost; unlocked, updates are lost
+# (which shows the test can fail).
+session_race() { # session_race SID LOCKING -> the counter after 50 requests
+    for _ in $(seq 50); do request "op=session&sid=$1&locking=$2" >/dev/null & done
+    wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
+    request "op=session&sid=$1" # one more, locked, to read the count
+}
+check "50 concurrent requests on one locked session count to exactly 50" 51 "$(session_race race_locked 1)"
+unlocked=$(session_race race_unlocked 0)
+check "with ephpm.session.locking=0 the same run loses updates" yes \
+    "$([ "$unlocked" -lt 51 ] && echo yes || echo "no ($unlocked)")"
+# A request that exits, and one that dies of a fatal error, hold the session: the next
+# request (waiting at most 5 s, then failing) still gets it, long before the 30 s TTL.
+request "op=session&sid=ends_early&then=exit" >/dev/null
+check "a request that called exit() released the session lock" 2 \
+    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
+request "op=session&sid=ends_early&then=fatal" >/dev/null
+check "a request that died of a fatal error released the session lock" 4 \
+    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
 summary fpm; exit 0
 fi
 tmp=$(mktemp -d)
@@ -74,4 +94,24 @@ cli '$kv = new Ephpm\Kv(); $t = microtime(true) + 15; while (!$kv->has("swr:refr
 check "the refresh ran after the client had the response" "the client had the response" \
     "$(cli 'echo (new Ephpm\Kv())->get("swr:refresh saw");')"
 check "the refreshed value is served next" "new" "$(request "op=swr")"
+# Sessions: 50 concurrent requests on one session, each reading a counter, holding the
+# session 10 ms and writing counter + 1. Locked, none is lost; unlocked, updates are lost
+# (which shows the test can fail).
+session_race() { # session_race SID LOCKING -> the counter after 50 requests
+    for _ in $(seq 50); do request "op=session&sid=$1&locking=$2" >/dev/null & done
+    wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
+    request "op=session&sid=$1" # one more, locked, to read the count
+}
+check "50 concurrent requests on one locked session count to exactly 50" 51 "$(session_race race_locked 1)"
+unlocked=$(session_race race_unlocked 0)
+check "with ephpm.session.locking=0 the same run loses updates" yes \
+    "$([ "$unlocked" -lt 51 ] && echo yes || echo "no ($unlocked)")"
+# A request that exits, and one that dies of a fatal error, hold the session: the next
+# request (waiting at most 5 s, then failing) still gets it, long before the 30 s TTL.
+request "op=session&sid=ends_early&then=exit" >/dev/null
+check "a request that called exit() released the session lock" 2 \
+    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
+request "op=session&sid=ends_early&then=fatal" >/dev/null
+check "a request that died of a fatal error released the session lock" 4 \
+    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
 summary fpm

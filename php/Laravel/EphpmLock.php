@@ -1,0 +1,76 @@
+<?php
+
+namespace Ephpm\Laravel;
+
+use Ephpm\Kv;
+use Illuminate\Contracts\Cache\LockTimeoutException;
+use Illuminate\Cache\Lock;
+
+/**
+ * A Laravel cache lock on ephpm: taken with an atomic add of the owner's token, released
+ * only by that owner (an atomic compare-and-delete), and `block()` sleeps until the
+ * holder releases (woken through the store) or its TTL runs out, never polling.
+ */
+final class EphpmLock extends Lock
+{
+    public function __construct(private Kv $kv, private string $prefix, $name, $seconds, $owner = null)
+    {
+        parent::__construct($name, $seconds, $owner);
+    }
+
+    public function acquire()
+    {
+        // With a TTL the entry is a lock: the store never evicts it before it expires.
+        return $this->kv->add($this->name, $this->owner, max(0, $this->seconds));
+    }
+
+    public function release()
+    {
+        return $this->kv->deleteIfEquals($this->name, $this->owner);
+    }
+
+    public function forceRelease()
+    {
+        $this->kv->delete($this->name);
+    }
+
+    protected function getCurrentOwner()
+    {
+        $owner = $this->kv->get($this->name);
+        return is_string($owner) ? $owner : null;
+    }
+
+    /**
+     * Waits up to `$seconds` for the lock, woken by its release; then runs `$callback`
+     * and releases, or returns true.
+     *
+     * @throws LockTimeoutException
+     */
+    public function block($seconds, $callback = null)
+    {
+        $deadline = microtime(true) + $seconds;
+        $key = $this->prefix . $this->name;
+        while (!$this->acquire()) {
+            $left = $deadline - microtime(true);
+            if ($left <= 0) {
+                throw new LockTimeoutException();
+            }
+            // The holder's entry version (false: it is gone already), then sleep until it
+            // changes, at most until the holder's TTL would free it.
+            $seen = ephpm_kv_wait($key, 0, 0);
+            if ($seen !== false) {
+                $ttl = $this->kv->ttl($this->name);
+                $wait = $ttl !== null && $ttl > 0 ? min($left, $ttl + 0.001) : $left;
+                ephpm_kv_wait($key, $seen['version'], max(1, (int) ceil($wait * 1000)));
+            }
+        }
+        if (is_callable($callback)) {
+            try {
+                return $callback();
+            } finally {
+                $this->release();
+            }
+        }
+        return true;
+    }
+}
