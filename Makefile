@@ -7,7 +7,7 @@ PHP      := php -n -d extension=$(CURDIR)/$(SO)
 # What the build, the tests and the benchmark need from Debian.
 PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu \
             php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
-            php-illuminate-container php-illuminate-config
+            php-illuminate-container php-illuminate-config redis-server php-redis
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
@@ -36,6 +36,7 @@ bench: build
 	$(PHP) bench/stampede.php keys=collide modes=nolock,symfony,memolock runs=3
 	$(PHP) bench/exclusive.php
 	$(PHP) bench/stampede.php modes=expiring,beta,swr
+	$(PHP) bench/session.php
 
 lint:
 	cargo fmt --check

@@ -347,6 +347,59 @@ namespace Ephpm {
         public static function runDeferred(bool $finishResponse = false): int {}
     }
 
+    /**
+     * A locking session handler for frameworks that take a handler object (Laravel,
+     * Symfony's NativeSessionStorage, `session_set_save_handler($handler)`). The same
+     * logic is the native save handler: `session.save_handler = ephpm`.
+     *
+     * read() takes the lock `session_lock:<id>` with a fresh 128-bit token, waiting for a
+     * busy one (woken by its release); write() writes only while that lock is still this
+     * handler's; close() releases it by token, so a request whose lock expired never
+     * frees the next holder's. Sessions live `session.gc_maxlifetime` seconds.
+     */
+    final class SessionHandler implements \SessionHandlerInterface, \SessionIdInterface, \SessionUpdateTimestampHandlerInterface
+    {
+        /**
+         * @param Kv|null $store Where sessions live (its prefix applies); null: the default store.
+         * @param array|null $options Overrides of the `ephpm.session.*` settings: `locking` (bool),
+         *        `lock_ttl` and `lock_wait` (seconds), `lock_timeout` (`"warn"` or `"fail"`), and
+         *        `lifetime` (seconds; default `session.gc_maxlifetime`).
+         * @throws \ValueError for an unknown or invalid option.
+         */
+        public function __construct(?Kv $store = null, ?array $options = null) {}
+
+        /** The store is opened by the constructor. */
+        public function open(string $path, string $name): bool {}
+
+        /** Releases the session's lock (by token). */
+        public function close(): bool {}
+
+        /**
+         * Takes the session's lock, then reads it ("" for a new session). When the lock
+         * cannot be had within lock_wait: with lock_timeout `warn` an E_WARNING and the read
+         * goes on; with `fail`, false.
+         */
+        public function read(string $id): string|false {}
+
+        /** Writes the session, only while its lock is still ours (else an E_WARNING and false). */
+        public function write(string $id, string $data): bool {}
+
+        /** Deletes the session and releases its lock. */
+        public function destroy(string $id): bool {}
+
+        /** @return int 0: the store expires sessions itself. */
+        public function gc(int $max_lifetime): int|false {}
+
+        /** A new id from PHP's generator, reserved in the store so that it is never one in use. */
+        public function create_sid(): string {}
+
+        /** Whether the session exists (consulted under session.use_strict_mode). */
+        public function validateId(string $id): bool {}
+
+        /** Renews an unchanged session's lifetime (session.lazy_write). */
+        public function updateTimestamp(string $id, string $data): bool {}
+    }
+
     final class Lock
     {
         /** The lock's name, as given to acquire(). */

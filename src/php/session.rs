@@ -464,10 +464,7 @@ impl SessionHandler {
 }
 
 /// The object and the string arguments of a method, or `None` with the error thrown.
-fn begin<'a>(
-    ex: &'a mut ExecuteData,
-    strings: u32,
-) -> Option<(&'a mut SessionHandler, Vec<&'a [u8]>)> {
+fn begin(ex: &mut ExecuteData, strings: u32) -> Option<(&mut SessionHandler, Vec<&[u8]>)> {
     let c = Call::new(ex, strings, strings)?;
     let h = c.this::<SessionHandler>()?;
     let mut args = Vec::new();
