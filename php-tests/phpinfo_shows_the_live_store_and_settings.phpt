@@ -39,5 +39,9 @@ repairs after a crash => 0
 Directive => Local Value => Master Value
 ephpm.compress_threshold => 64K => 64K
 ephpm.dsn => shm:// => shm://
+ephpm.session.lock_timeout => warn => warn
+ephpm.session.lock_ttl => 0 => 0
+ephpm.session.lock_wait => 30 => 30
+ephpm.session.locking => 1 => 1
 ephpm.shm_size => 2M => 2M
 ephpm.store_name => phpt_info => phpt_info
