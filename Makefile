@@ -67,4 +67,5 @@ prove-tests-can-fail: deps
 		php-tests/memolock_symfony_cold_key_is_computed_once_by_12_processes.phpt \
 		php-tests/memolock_once_makes_the_thing_once_for_4_processes.phpt \
 		php-tests/stale_cache_12_processes_on_a_stale_key_are_served_at_once_and_one_refreshes.phpt \
-		php-tests/session_lock_release_cannot_delete_a_lock_it_no_longer_holds.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+		php-tests/session_lock_release_cannot_delete_a_lock_it_no_longer_holds.phpt \
+		php-tests/laravel_cache_store_lock_and_session_driver.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

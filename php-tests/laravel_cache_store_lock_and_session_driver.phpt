@@ -1,5 +1,5 @@
 --TEST--
-Laravel (Debian's illuminate 8.83): EphpmServiceProvider registers the cache driver and the session driver; put/get/increment/forget work; two processes racing Cache::lock('x')->get() never both run; block() is woken by the release; a session round trip through Laravel's session Store
+Laravel (Debian's illuminate 8.83): EphpmServiceProvider registers the cache driver and the session driver; put/get/increment/forget work; four processes racing Cache::lock('x')->get() never run two at once; block() is woken by the release; a session round trip through Laravel's session Store
 --EXTENSIONS--
 ephpm
 pcntl
@@ -37,14 +37,14 @@ var_dump($cache->forget('answer'), $cache->has('answer'));
 var_dump($cache->many(['hits', 'nothing']));
 var_dump((new Ephpm\Kv())->get('app:hits'));
 
-echo "-- two processes racing Cache::lock('x')->get(...)\n";
+echo "-- four processes racing Cache::lock('x')->get(...)\n";
 $kv = new Ephpm\Kv(null, 'race:');
 $kids = [];
 $start = hrtime(true) + 200_000_000;
-for ($p = 0; $p < 2; $p++) {
+for ($p = 0; $p < 4; $p++) {
     if (($pid = pcntl_fork()) === 0) {
         $cache = $app['cache']->store();
-        for ($i = 0; $i < 20; $i++) {
+        for ($i = 0; $i < 100; $i++) {
             while (hrtime(true) < $start) { }
             $cache->lock('x', 10)->get(function () use ($kv) {
                 if ($kv->increment('inside') > 1) { $kv->set('overlap', true); }
@@ -52,7 +52,6 @@ for ($p = 0; $p < 2; $p++) {
                 $kv->increment('inside', -1);
                 $kv->increment('ran');
             });
-            usleep(500);
         }
         exit(0);
     }
@@ -112,7 +111,7 @@ array(2) {
   NULL
 }
 int(5)
--- two processes racing Cache::lock('x')->get(...)
+-- four processes racing Cache::lock('x')->get(...)
 ran some times in all, two at once: false
 -- block() is woken by the release
 bool(true)

@@ -32,6 +32,17 @@ pub struct Settings {
     pub on_timeout: OnTimeout,
 }
 
+/// The lifetime of a session lock: `configured` seconds (`ephpm.session.lock_ttl`); 0 or
+/// less means `max_execution_time`, since a request holds its session until it ends,
+/// or 30 s when that is unlimited too.
+pub fn lock_ttl(configured: f64, max_execution_time: f64) -> Duration {
+    let seconds = [configured, max_execution_time, 30.0]
+        .into_iter()
+        .find(|s| *s > 0.0)
+        .unwrap_or(30.0);
+    Duration::from_secs_f64(seconds.min(1e9))
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     #[error("the lock of session {id} was not released within {} ms", waited.as_millis())]

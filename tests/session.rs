@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::*;
 use ephpm::keyspace::Keyspace;
-use ephpm::session::{Handler, OnTimeout, SessionError, Settings};
+use ephpm::session::{Handler, OnTimeout, SessionError, Settings, lock_ttl};
 use ephpm::store::Store;
 
 const SETTINGS: Settings = Settings {
@@ -222,4 +222,12 @@ fn without_locking_nothing_is_locked() {
     read(&mut b, b"s");
     a.write(b"s", b"a", 1440).unwrap();
     b.write(b"s", b"b", 1440).unwrap();
+}
+
+#[test]
+fn the_lock_ttl_falls_back_to_max_execution_time_then_30_seconds() {
+    assert_eq!(lock_ttl(5.0, 60.0), Duration::from_secs(5));
+    assert_eq!(lock_ttl(0.0, 60.0), Duration::from_secs(60));
+    assert_eq!(lock_ttl(0.0, 0.0), Duration::from_secs(30));
+    assert_eq!(lock_ttl(-1.0, 0.0), Duration::from_secs(30));
 }

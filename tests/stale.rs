@@ -85,6 +85,11 @@ fn ended(ago: u64) -> Times {
     Times::new(now_ms() - 300_000 - ago, Duration::from_secs(300), WINDOWS)
 }
 
+fn shared_store() -> (TestDir, Arc<dyn Store>) {
+    let (d, s) = store(4 * MB);
+    (d, Arc::new(s))
+}
+
 fn cache(store: Arc<dyn Store>) -> StaleCache {
     StaleCache {
         locks: Locks::new(store),
@@ -141,8 +146,7 @@ fn records_keep_every_kind_of_value() {
 
 #[test]
 fn a_fresh_value_is_served_without_computing() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     put(
         &*s,
@@ -156,8 +160,7 @@ fn a_fresh_value_is_served_without_computing() {
 
 #[test]
 fn a_miss_is_computed_and_stored() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     let c = cache(s.clone());
     let got = c.get(b"lock", &mut Key::new(&*s, &computes, Some("new")));
@@ -171,8 +174,7 @@ fn a_miss_is_computed_and_stored() {
 /// is elected, and its refresh stores the new value.
 #[test]
 fn racing_readers_of_a_stale_key_elect_one_refresher() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     put(&*s, ended(1_000), "old");
     let c = cache(s.clone());
@@ -208,8 +210,7 @@ fn racing_readers_of_a_stale_key_elect_one_refresher() {
 
 #[test]
 fn a_refresh_that_fails_keeps_the_stale_value_and_frees_the_election() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     put(&*s, ended(1_000), "old");
     let c = cache(s.clone());
@@ -234,8 +235,7 @@ fn a_refresh_that_fails_keeps_the_stale_value_and_frees_the_election() {
 /// served what it stored.
 #[test]
 fn past_the_stale_window_the_value_is_computed_once() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     put(&*s, ended(61_000), "old");
     let c = cache(s.clone());
@@ -260,8 +260,7 @@ fn past_the_stale_window_the_value_is_computed_once() {
 
 #[test]
 fn a_failed_computation_serves_the_old_value_inside_the_error_window_only() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     let c = cache(s.clone());
     put(&*s, ended(61_000), "old");
@@ -279,8 +278,7 @@ fn a_failed_computation_serves_the_old_value_inside_the_error_window_only() {
 
 #[test]
 fn a_deleted_key_is_a_miss_not_stale() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     put(&*s, ended(1_000), "old");
     s.del(b"k").unwrap();
@@ -290,8 +288,7 @@ fn a_deleted_key_is_a_miss_not_stale() {
 
 #[test]
 fn recompute_computes_even_a_fresh_value() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     put(
         &*s,
@@ -308,8 +305,7 @@ fn recompute_computes_even_a_fresh_value() {
 /// A miss whose lock is held past the wait computes unprotected, with a warning.
 #[test]
 fn a_lock_held_too_long_computes_unprotected_with_a_warning() {
-    let (_d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
+    let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
     let c = StaleCache {
         wait: Duration::from_millis(20),

@@ -25,7 +25,7 @@ session_race() { # session_race SID LOCKING -> the counter after 50 requests
     wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
     request "op=session&sid=$1" # one more, locked, to read the count
 }
-check "50 concurrent requests on one locked session count to exactly 50" 51 "$(session_race race_locked 1)"
+check "50 concurrent requests on one locked session count to exactly 50 (the 51st request reads it)" 51 "$(session_race race_locked 1)"
 unlocked=$(session_race race_unlocked 0)
 check "with ephpm.session.locking=0 the same run loses updates" yes \
     "$([ "$unlocked" -lt 51 ] && echo yes || echo "no ($unlocked)")"
@@ -102,7 +102,7 @@ session_race() { # session_race SID LOCKING -> the counter after 50 requests
     wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
     request "op=session&sid=$1" # one more, locked, to read the count
 }
-check "50 concurrent requests on one locked session count to exactly 50" 51 "$(session_race race_locked 1)"
+check "50 concurrent requests on one locked session count to exactly 50 (the 51st request reads it)" 51 "$(session_race race_locked 1)"
 unlocked=$(session_race race_unlocked 0)
 check "with ephpm.session.locking=0 the same run loses updates" yes \
     "$([ "$unlocked" -lt 51 ] && echo yes || echo "no ($unlocked)")"

@@ -91,3 +91,10 @@ pub fn builtin_class(symbol: &std::ffi::CStr) -> Option<&'static ext_php_rs::zen
     // SAFETY: a registered class entry lives as long as the process.
     ce.map(|p| unsafe { &*p })
 }
+
+/// An optional argument that may be null and defaults to null (`?T $name = null`).
+pub fn nullable(name: &str, ty: ext_php_rs::flags::DataType) -> ext_php_rs::args::Arg<'_> {
+    ext_php_rs::args::Arg::new(name, ty)
+        .allow_null()
+        .default("null")
+}

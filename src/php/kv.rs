@@ -9,7 +9,7 @@ use ext_php_rs::types::{ArrayKey, ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name};
-use super::class::{native_class, public};
+use super::class::{native_class, nullable, public};
 use super::convert::{fetch, with_value};
 use super::error::{throw, throw_new};
 use super::open_keyspace;
@@ -102,13 +102,9 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<Kv> {
 }
 
 fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
-    f.arg(
-        Arg::new("dsn", DataType::String)
-            .allow_null()
-            .default("null"),
-    )
-    .arg(Arg::new("prefix", DataType::String).default("''"))
-    .required_args(0)
+    f.arg(nullable("dsn", DataType::String))
+        .arg(Arg::new("prefix", DataType::String).default("''"))
+        .required_args(0)
 }
 
 extern "C" fn get(ex: &mut ExecuteData, rv: &mut Zval) {

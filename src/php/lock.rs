@@ -14,7 +14,7 @@ use ext_php_rs::types::{ZendClassObject, ZendStr, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::call::{Call, run, value_error};
-use super::class::{native_class, public};
+use super::class::{native_class, nullable, public};
 use super::error::{lock_unavailable, throw, throw_new};
 use crate::lock::{Held, Locks};
 
@@ -246,9 +246,7 @@ extern "C" fn keep_alive_invoke(ex: &mut ExecuteData, rv: &mut Zval) {
 }
 
 fn ttl_ms_param() -> Arg<'static> {
-    Arg::new("ttlMs", DataType::Long)
-        .allow_null()
-        .default("null")
+    nullable("ttlMs", DataType::Long)
 }
 
 fn lock_methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {

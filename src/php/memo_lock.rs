@@ -11,7 +11,7 @@ use ext_php_rs::types::{ZendClassObject, Zval};
 use ext_php_rs::zend::ExecuteData;
 
 use super::call::{Call, run, value_error};
-use super::class::{native_class, public};
+use super::class::{native_class, nullable, public};
 use super::error::{lock_unavailable, throw};
 use super::ffi;
 use super::kv::keyspace_arg;
@@ -124,19 +124,11 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<MemoLock> {
     })
 }
 fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
-    f.arg(
-        Arg::new("store", DataType::object("Ephpm\\Kv"))
-            .allow_null()
-            .default("null"),
-    )
-    .arg(Arg::new("lockTtlMs", DataType::Long).default("30000"))
-    .arg(Arg::new("waitTimeoutMs", DataType::Long).default("5000"))
-    .arg(
-        Arg::new("logger", DataType::object(""))
-            .allow_null()
-            .default("null"),
-    )
-    .required_args(0)
+    f.arg(nullable("store", DataType::object("Ephpm\\Kv")))
+        .arg(Arg::new("lockTtlMs", DataType::Long).default("30000"))
+        .arg(Arg::new("waitTimeoutMs", DataType::Long).default("5000"))
+        .arg(nullable("logger", DataType::object("")))
+        .required_args(0)
 }
 
 /// The object, the lock's name as given, and its name in the store.
@@ -527,28 +519,16 @@ extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
 fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
     let name = || Arg::new("name", DataType::String);
     let closure = |n: &str| Arg::new(n, DataType::object("Closure"));
-    let nullable_ms = |n: &str| Arg::new(n, DataType::Long).allow_null().default("null");
+    let nullable_ms = |n: &'static str| nullable(n, DataType::Long);
     let methods = vec![
         FunctionBuilder::new("__invoke", invoke)
             .arg(Arg::new("callback", DataType::Callable))
             .arg(Arg::new("item", DataType::object("")))
             .arg(Arg::new("save", DataType::Bool).as_ref())
             .arg(Arg::new("pool", DataType::object("")))
-            .arg(
-                Arg::new("setMetadata", DataType::object("Closure"))
-                    .allow_null()
-                    .default("null"),
-            )
-            .arg(
-                Arg::new("logger", DataType::object(""))
-                    .allow_null()
-                    .default("null"),
-            )
-            .arg(
-                Arg::new("beta", DataType::Double)
-                    .allow_null()
-                    .default("null"),
-            )
+            .arg(nullable("setMetadata", DataType::object("Closure")))
+            .arg(nullable("logger", DataType::object("")))
+            .arg(nullable("beta", DataType::Double))
             .required_args(4)
             .returns(DataType::Mixed, false, false),
         FunctionBuilder::new("acquire", acquire)

@@ -20,27 +20,23 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::{ClassEntry, ExecuteData};
 
 use super::call::{Call, arg_type_error, run, type_name, value_error};
-use super::class::{builtin_class, native_class, public};
+use super::class::{builtin_class, native_class, nullable, public};
 use super::error::warn;
 use super::ffi::{self, FAILURE, PsModule, SUCCESS};
 use super::ini;
 use super::kv::keyspace_arg;
 use super::memo_lock::clamp_to_execution_time;
 use super::open_keyspace;
-use crate::session::{Handler, OnTimeout, Settings};
+use crate::session::{Handler, OnTimeout, Settings, lock_ttl};
 
 /// The settings of the `ephpm.session.*` entries, read now (ini_set applies).
 fn settings_from_ini() -> Settings {
-    let ttl = match ini::number(c"ephpm.session.lock_ttl") {
-        s if s > 0.0 => s,
-        _ => match ini::number(c"max_execution_time") {
-            s if s > 0.0 => s,
-            _ => 30.0,
-        },
-    };
     Settings {
         locking: ini::number(c"ephpm.session.locking") != 0.0,
-        lock_ttl: Duration::from_secs_f64(ttl.min(1e9)),
+        lock_ttl: lock_ttl(
+            ini::number(c"ephpm.session.lock_ttl"),
+            ini::number(c"max_execution_time"),
+        ),
         lock_wait: Duration::from_secs_f64(ini::number(c"ephpm.session.lock_wait").clamp(0.0, 1e9)),
         on_timeout: if ini::string(c"ephpm.session.lock_timeout").eq_ignore_ascii_case("fail") {
             OnTimeout::Fail
@@ -444,17 +440,9 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<SessionHandler> {
 }
 
 fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
-    f.arg(
-        Arg::new("store", DataType::object("Ephpm\\Kv"))
-            .allow_null()
-            .default("null"),
-    )
-    .arg(
-        Arg::new("options", DataType::Array)
-            .allow_null()
-            .default("null"),
-    )
-    .required_args(0)
+    f.arg(nullable("store", DataType::object("Ephpm\\Kv")))
+        .arg(nullable("options", DataType::Array))
+        .required_args(0)
 }
 
 impl SessionHandler {

@@ -19,7 +19,7 @@ use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::ExecuteData;
 
 use super::call::{Call, arg_type_error, run, type_name, value_error};
-use super::class::{native_class, public};
+use super::class::{native_class, nullable, public};
 use super::convert::{from_value, new_reference, with_scratch, with_value};
 use super::error::{throw, warn};
 use super::kv::keyspace_arg;
@@ -126,25 +126,13 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<StaleCache> {
 }
 
 fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
-    f.arg(
-        Arg::new("store", DataType::object("Ephpm\\Kv"))
-            .allow_null()
-            .default("null"),
-    )
-    .arg(Arg::new("staleSeconds", DataType::Long).default("60"))
-    .arg(Arg::new("staleIfErrorSeconds", DataType::Long).default("0"))
-    .arg(
-        Arg::new("lock", DataType::object("Ephpm\\MemoLock"))
-            .allow_null()
-            .default("null"),
-    )
-    .arg(Arg::new("refreshAfterResponse", DataType::Bool).default("true"))
-    .arg(
-        Arg::new("logger", DataType::object(""))
-            .allow_null()
-            .default("null"),
-    )
-    .required_args(0)
+    f.arg(nullable("store", DataType::object("Ephpm\\Kv")))
+        .arg(Arg::new("staleSeconds", DataType::Long).default("60"))
+        .arg(Arg::new("staleIfErrorSeconds", DataType::Long).default("0"))
+        .arg(nullable("lock", DataType::object("Ephpm\\MemoLock")))
+        .arg(Arg::new("refreshAfterResponse", DataType::Bool).default("true"))
+        .arg(nullable("logger", DataType::object("")))
+        .required_args(0)
 }
 
 /// One key of a StaleCache, as `crate::stale` sees it: records read and written through
@@ -291,23 +279,12 @@ fn refresh_now(swr: &stale::StaleCache, held: &Held, entry: &mut Entry<'_>) -> O
 extern "C" fn get(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some(c) = Call::new(ex, 2, 4) else { return };
-        let Some(sc) = c.this::<StaleCache>() else {
+        let Some((sc, mut entry, lock)) = begin(&c, "Ephpm\\StaleCache::get()") else {
             return;
         };
-        let (Some(key), Some(compute), Some(ttl)) = (c.string(0), c.callable(1), ttl_arg(&c, 2))
-        else {
-            return;
-        };
-        let Some(lock) = lock_name(sc, key, "Ephpm\\StaleCache::get()") else {
-            return;
-        };
-        let mut entry = Entry {
-            space: &sc.space,
-            key,
-            compute,
-            ttl,
-            logger: sc.logger.as_ref(),
-        };
+        let key = entry.key;
+        let compute = entry.compute;
+        let ttl = entry.ttl;
         let swr = swr_for_request(sc);
         let (value, how, computed) = match swr.get(&lock, &mut entry) {
             Got::Failed => return,
@@ -384,6 +361,23 @@ fn ttl_arg(c: &Call, i: u32) -> Option<f64> {
     Some(s)
 }
 
+/// The object, its entry for the `(string $key, callable $compute, int|float $ttl)`
+/// arguments of get() and refresh(), and the key's lock name; `None` with the error
+/// thrown.
+fn begin<'a>(c: &Call<'a>, what: &str) -> Option<(&'a StaleCache, Entry<'a>, Vec<u8>)> {
+    let sc: &'a StaleCache = c.this::<StaleCache>()?;
+    let (key, compute, ttl) = (c.string(0)?, c.callable(1)?, ttl_arg(c, 2)?);
+    let lock = lock_name(sc, key, what)?;
+    let entry = Entry {
+        space: &sc.space,
+        key,
+        compute,
+        ttl,
+        logger: sc.logger.as_ref(),
+    };
+    Some((sc, entry, lock))
+}
+
 /// The lock that elects a key's refresher and guards its computation.
 fn lock_name(sc: &StaleCache, key: &[u8], what: &str) -> Option<Vec<u8>> {
     match sc.space.full_key(key) {
@@ -400,22 +394,8 @@ fn lock_name(sc: &StaleCache, key: &[u8], what: &str) -> Option<Vec<u8>> {
 extern "C" fn refresh(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some(c) = Call::new(ex, 2, 3) else { return };
-        let Some(sc) = c.this::<StaleCache>() else {
+        let Some((sc, mut entry, lock)) = begin(&c, "Ephpm\\StaleCache::refresh()") else {
             return;
-        };
-        let (Some(key), Some(compute), Some(ttl)) = (c.string(0), c.callable(1), ttl_arg(&c, 2))
-        else {
-            return;
-        };
-        let Some(lock) = lock_name(sc, key, "Ephpm\\StaleCache::refresh()") else {
-            return;
-        };
-        let mut entry = Entry {
-            space: &sc.space,
-            key,
-            compute,
-            ttl,
-            logger: sc.logger.as_ref(),
         };
         if let Got::Served { value, .. } = swr_for_request(sc).recompute(&lock, &mut entry) {
             *rv = value;
