@@ -3,12 +3,14 @@
 //! # Layout
 //! The major components are:
 //! - `store`     the `Store` trait every backend implements, DSN parsing, and the
-//!   backends: `store::shm` (the host-wide shared-memory store)
+//!   backends: `store::shm` (the host-wide shared-memory store) and `store::redis`
+//!   (a Redis or Valkey server, for a fleet)
 //! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
 //! - `lock`      token locks over any store: tokens, fencing, waiting woken by release
 //! - `memo`      making a thing once across processes (MemoLock's wrapper and once())
 //! - `stale`     stale-while-revalidate and stale-if-error (StaleCache)
 //! - `session`   the locking session handler behind both PHP entry points
+//! - `runtime`   the background tokio runtime: one per process, lazy, fork-aware
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
 //! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
@@ -19,6 +21,7 @@ pub mod config;
 pub mod keyspace;
 pub mod lock;
 pub mod memo;
+pub mod runtime;
 pub mod session;
 pub mod stale;
 pub mod store;

@@ -1,5 +1,6 @@
-//! Token locks over the shm store: one winner, releases that cannot free another
-//! holder's lock, fencing numbers, and waiters woken by the release.
+//! Token locks: one winner, releases that cannot free another holder's lock, fencing
+//! numbers, and waiters woken by the release. The tests that do not move a clock by hand
+//! run on the backend `EPHPM_TEST_STORE` names (`common::any_store`).
 
 mod common;
 
@@ -16,6 +17,11 @@ fn locks(s: ephpm::store::shm::ShmStore) -> (Arc<dyn Store>, Locks) {
     (s.clone(), Locks::new(s))
 }
 
+fn any_locks() -> (Guard, Locks) {
+    let (g, s) = any_store();
+    (g, Locks::new(s))
+}
+
 /// Tokens are 32 hex digits and never repeat.
 #[test]
 fn tokens_are_fresh_random_hex() {
@@ -28,8 +34,7 @@ fn tokens_are_fresh_random_hex() {
 /// 32 threads race for one free lock, 50 rounds: exactly one gets it each round.
 #[test]
 fn lock_acquire_race_has_exactly_one_winner() {
-    let (_d, s) = store(4 * MB);
-    let (_, locks) = locks(s);
+    let (_g, locks) = any_locks();
     let barrier = Barrier::new(32);
     for round in 0..50 {
         let name = format!("lock:{round}");
@@ -140,8 +145,7 @@ fn extend_by_token_keeps_the_lock() {
 /// holder that never releases is waited for only until its TTL runs out.
 #[test]
 fn waiters_get_the_lock_on_release_and_after_a_dead_holders_ttl() {
-    let (_d, s) = store(4 * MB);
-    let (_, locks) = locks(s);
+    let (_g, locks) = any_locks();
     let h = locks
         .acquire(b"w", Duration::from_secs(30), Duration::ZERO)
         .unwrap()

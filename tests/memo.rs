@@ -4,13 +4,12 @@
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
 use common::*;
 use ephpm::lock::{Held, Locks};
 use ephpm::memo::{Maker, Outcome, Plan, Step, make_once};
-use ephpm::store::Store;
 
 /// A cache in a mutex, and a count of how often the thing was made.
 struct Shared {
@@ -47,10 +46,9 @@ const PLAN: Plan = Plan {
     find_after_waiting: true,
 };
 
-fn locks() -> (TestDir, Locks) {
-    let (d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
-    (d, Locks::new(s))
+fn locks() -> (Guard, Locks) {
+    let (g, s) = any_store();
+    (g, Locks::new(s))
 }
 
 /// 16 threads at once: the thing is made exactly once and every caller gets it.

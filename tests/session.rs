@@ -4,14 +4,12 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::*;
 use ephpm::keyspace::Keyspace;
 use ephpm::session::{Handler, OnTimeout, SessionError, Settings, lock_ttl};
-use ephpm::store::Store;
 
 const SETTINGS: Settings = Settings {
     locking: true,
@@ -20,10 +18,9 @@ const SETTINGS: Settings = Settings {
     on_timeout: OnTimeout::Fail,
 };
 
-fn space() -> (TestDir, Keyspace) {
-    let (d, s) = store(4 * MB);
-    let s: Arc<dyn Store> = Arc::new(s);
-    (d, Keyspace::new(s, b"app:"))
+fn space() -> (Guard, Keyspace) {
+    let (g, s) = any_store();
+    (g, Keyspace::new(s, b"app:"))
 }
 
 fn read(h: &mut Handler, id: &[u8]) -> Vec<u8> {

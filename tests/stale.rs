@@ -85,9 +85,8 @@ fn ended(ago: u64) -> Times {
     Times::new(now_ms() - 300_000 - ago, Duration::from_secs(300), WINDOWS)
 }
 
-fn shared_store() -> (TestDir, Arc<dyn Store>) {
-    let (d, s) = store(4 * MB);
-    (d, Arc::new(s))
+fn shared_store() -> (Guard, Arc<dyn Store>) {
+    any_store()
 }
 
 fn cache(store: Arc<dyn Store>) -> StaleCache {

@@ -1,20 +1,51 @@
-//! DSNs that name a store: `shm://` (the default) and `shm://NAME`. The fleet backends
-//! (`redis://`, `rediss://`, `unix://`, `cluster://`) are recognised and refused with a
-//! clear error until they exist.
+//! DSNs that name a store:
+//! - `shm://` (the default) and `shm://NAME`: the host-wide shared-memory store;
+//! - `redis://[user:pass@]host[:port][/db]` and `unix:///path/to/redis.sock[?db=N]`: a Redis
+//!   or Valkey server, with `?timeout=SECONDS` (connect and each command, default 1) and
+//!   `?prefix=STRING` (put before every key and channel).
+//!
+//! `rediss://` (TLS) and `cluster://` are recognised and refused with a clear error until
+//! they exist.
+
+use std::time::Duration;
 
 /// A parsed DSN.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Dsn {
     /// The host-wide shared-memory store; `None` means the name from `ephpm.store_name`.
-    Shm { name: Option<String> },
+    Shm {
+        name: Option<String>,
+    },
+    Redis(RedisDsn),
 }
+
+/// Where a Redis server is and how to talk to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RedisDsn {
+    /// What the `redis` crate connects to: the DSN without ephpm's own parameters.
+    pub url: String,
+    /// The address for messages: the DSN without its password.
+    pub address: String,
+    pub timeout: Duration,
+    pub prefix: Vec<u8>,
+}
+
+/// A command or a connection that takes longer than this fails (`?timeout=`).
+pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DsnError {
-    #[error("\"{0}\" is not a store DSN: expected shm:// or shm://NAME")]
+    #[error(
+        "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis://HOST[:PORT][/DB] \
+         or unix:///PATH"
+    )]
     Malformed(String),
-    #[error("the {0}:// backend is not available in this build of ephpm; use shm://")]
+    #[error(
+        "the {0}:// backend is not available in this build of ephpm; use shm://, redis:// or unix://"
+    )]
     Unsupported(String),
+    #[error("\"{dsn}\": {why}")]
+    BadParameter { dsn: String, why: String },
     #[error(
         "\"{0}\" is not a valid store name: use 1 to 64 letters, digits, '.', '_' or '-', \
          not starting with '.'"
@@ -31,9 +62,114 @@ pub fn parse(dsn: &str) -> Result<Dsn, DsnError> {
         "shm" => Ok(Dsn::Shm {
             name: Some(valid_name(rest)?.into()),
         }),
-        "redis" | "rediss" | "unix" | "cluster" => Err(DsnError::Unsupported(scheme.into())),
+        "redis" | "unix" => parse_redis(dsn, scheme, rest).map(Dsn::Redis),
+        "rediss" | "cluster" => Err(DsnError::Unsupported(scheme.into())),
         _ => Err(DsnError::Malformed(dsn.into())),
     }
+}
+
+/// Splits off ephpm's query parameters (`timeout`, `prefix`) and passes the rest, which
+/// the `redis` crate understands (`db`, `user`, `pass` for unix sockets), through.
+fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError> {
+    let bad = |why: String| DsnError::BadParameter {
+        dsn: hide_password(dsn),
+        why,
+    };
+    let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let host_part = location.split('/').next().unwrap_or("");
+    if (scheme == "redis" && host_part.rsplit('@').next().is_none_or(str::is_empty))
+        || (scheme == "unix" && !location.starts_with('/'))
+    {
+        return Err(DsnError::Malformed(hide_password(dsn)));
+    }
+    let mut timeout = DEFAULT_REDIS_TIMEOUT;
+    let mut prefix = Vec::new();
+    let mut passed = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match name {
+            "timeout" => {
+                timeout = value
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+                    .map(Duration::from_secs_f64)
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "timeout must be a number of seconds above 0 and at most 3600, not \"{value}\""
+                        ))
+                    })?;
+            }
+            "prefix" => {
+                prefix = percent_decode(value)
+                    .ok_or_else(|| bad("prefix is not valid percent-encoding".into()))?
+            }
+            "db" | "user" | "pass" | "protocol" => passed.push(pair),
+            _ => return Err(bad(format!("unknown parameter \"{name}\""))),
+        }
+    }
+    let mut url = format!("{scheme}://{location}");
+    if !passed.is_empty() {
+        url.push('?');
+        url.push_str(&passed.join("&"));
+    }
+    Ok(RedisDsn {
+        address: hide_password(&format!("{scheme}://{location}")),
+        url,
+        timeout,
+        prefix,
+    })
+}
+
+/// The DSN with its password replaced by `***`, for messages.
+pub fn hide_password(dsn: &str) -> String {
+    let Some((scheme, rest)) = dsn.split_once("://") else {
+        return dsn.into();
+    };
+    let (location, query) = match rest.split_once('?') {
+        Some((l, q)) => (l, Some(q)),
+        None => (rest, None),
+    };
+    let location = match location.split_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => format!("***@{host}"),
+        },
+        None => location.into(),
+    };
+    let query = query.map(|q| {
+        q.split('&')
+            .map(|p| {
+                if p.starts_with("pass=") {
+                    "pass=***"
+                } else {
+                    p
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    match query {
+        Some(q) => format!("{scheme}://{location}?{q}"),
+        None => format!("{scheme}://{location}"),
+    }
+}
+
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
 }
 
 /// Checks a store name (it becomes part of a file name under /dev/shm).
@@ -55,6 +191,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn parses_redis_dsns_and_keeps_ephpms_parameters() {
+        let Ok(Dsn::Redis(r)) =
+            parse("redis://app:s3cret@127.0.0.1:6380/2?timeout=0.25&prefix=a%3Ab:")
+        else {
+            panic!("not a redis dsn")
+        };
+        assert_eq!(r.url, "redis://app:s3cret@127.0.0.1:6380/2");
+        assert_eq!(r.address, "redis://app:***@127.0.0.1:6380/2");
+        assert_eq!(r.timeout, Duration::from_millis(250));
+        assert_eq!(r.prefix, b"a:b:");
+        let Ok(Dsn::Redis(u)) = parse("unix:///run/redis.sock?db=3&pass=pw") else {
+            panic!("not a unix dsn")
+        };
+        assert_eq!(u.url, "unix:///run/redis.sock?db=3&pass=pw");
+        assert_eq!(u.address, "unix:///run/redis.sock");
+        assert_eq!(u.timeout, DEFAULT_REDIS_TIMEOUT);
+        assert!(matches!(
+            parse("redis://h?timeout=0"),
+            Err(DsnError::BadParameter { .. })
+        ));
+        assert!(matches!(
+            parse("redis://h?colour=blue"),
+            Err(DsnError::BadParameter { .. })
+        ));
+        assert_eq!(
+            parse("redis://"),
+            Err(DsnError::Malformed("redis://".into()))
+        );
+        assert_eq!(
+            parse("unix://relative"),
+            Err(DsnError::Malformed("unix://relative".into()))
+        );
+        assert_eq!(hide_password("redis://:pw@h:1?x=1"), "redis://:***@h:1?x=1");
+    }
+
+    #[test]
     fn parses_shm_dsns_and_refuses_the_rest() {
         assert_eq!(parse("shm://"), Ok(Dsn::Shm { name: None }));
         assert_eq!(
@@ -69,8 +241,8 @@ mod tests {
         );
         assert_eq!(parse("shm://a/b"), Err(DsnError::BadName("a/b".into())));
         assert_eq!(
-            parse("redis://127.0.0.1"),
-            Err(DsnError::Unsupported("redis".into()))
+            parse("rediss://127.0.0.1"),
+            Err(DsnError::Unsupported("rediss".into()))
         );
         assert_eq!(
             parse("memcached"),

@@ -25,9 +25,11 @@
 //!   version differs from the one the caller saw.
 
 pub mod dsn;
+pub mod redis;
 pub mod shm;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::config::Config;
@@ -128,6 +130,10 @@ pub enum StoreError {
     NotAnInteger,
     #[error("the increment would overflow a 64-bit integer")]
     Overflow,
+    #[error("the store at {address} cannot be reached: {cause}")]
+    Unavailable { address: String, cause: String },
+    #[error("the store at {address} refused the command: {reply}")]
+    Remote { address: String, reply: String },
     #[error(transparent)]
     Shm(#[from] shm::ShmError),
     #[error(transparent)]
@@ -187,6 +193,22 @@ pub trait Store: Send + Sync {
 /// are warnings for the user (a segment that had to be replaced, and why).
 pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)> {
     match dsn::parse(dsn)? {
+        dsn::Dsn::Redis(target) => {
+            // One per DSN per process, so that every Kv, lock and session of the process
+            // shares its connection and its subscriber.
+            static OPEN: Mutex<Option<HashMap<String, Arc<redis::RedisStore>>>> = Mutex::new(None);
+            let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+            let open = open.get_or_insert_with(HashMap::new);
+            let store = match open.get(dsn) {
+                Some(s) => s.clone(),
+                None => {
+                    let s = Arc::new(redis::RedisStore::new(target)?);
+                    open.insert(dsn.to_string(), s.clone());
+                    s
+                }
+            };
+            Ok((store, Vec::new()))
+        }
         dsn::Dsn::Shm { name } => {
             let name = name.unwrap_or_else(|| config.store_name.clone());
             dsn::valid_name(&name)?;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod redis;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -58,3 +59,51 @@ pub fn store_with_clock(size: u64) -> (TestDir, ShmStore, Clock) {
 }
 
 pub const MB: u64 = 1 << 20;
+
+/// Which backend the backend-generic tests run on: `EPHPM_TEST_STORE=redis` selects the
+/// shared redis-server (over its unix socket; `redis-tcp`: its loopback port), anything
+/// else a private shm store.
+pub fn backend() -> String {
+    std::env::var("EPHPM_TEST_STORE").unwrap_or_else(|_| "shm".into())
+}
+
+/// What keeps a test's store alive and cleans it up.
+pub enum Guard {
+    Shm(TestDir),
+    Redis(std::sync::Arc<dyn ephpm::store::Store>),
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Guard::Redis(s) = self {
+            let _ = s.clear(b"");
+        }
+    }
+}
+
+/// A fresh store of the selected backend (4 MiB for shm; a private key prefix on Redis).
+pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
+    use std::sync::Arc;
+    match backend().as_str() {
+        b @ ("redis" | "redis-tcp") => {
+            static N: AtomicU32 = AtomicU32::new(0);
+            let (unix, tcp) = redis::shared();
+            let base = if b == "redis" { unix } else { tcp };
+            let dsn = format!(
+                "{base}?prefix=t{}-{}:",
+                std::process::id(),
+                N.fetch_add(1, Ordering::SeqCst)
+            );
+            let Ok(ephpm::store::dsn::Dsn::Redis(target)) = ephpm::store::dsn::parse(&dsn) else {
+                panic!("bad test dsn {dsn}")
+            };
+            let s: Arc<dyn ephpm::store::Store> =
+                Arc::new(ephpm::store::redis::RedisStore::new(target).expect("redis store"));
+            (Guard::Redis(s.clone()), s)
+        }
+        _ => {
+            let (d, s) = store(4 << 20);
+            (Guard::Shm(d), Arc::new(s))
+        }
+    }
+}

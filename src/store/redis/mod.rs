@@ -1,0 +1,471 @@
+//! The `redis://` and `unix://` backend: the `Store` trait on a Redis or Valkey server,
+//! for fleets that share one. No PHP here.
+//!
+//! - `value.rs`    typed values in Redis strings (integers stay INCRBY-able)
+//! - `keys.rs`     the DSN prefix, and the counter and channel named after a lock
+//! - `scripts.rs`  the atomic steps, and native compare-and-delete where the server has it
+//! - `wakeups.rs`  the process's one subscriber, shared by every waiter
+//!
+//! # Connections
+//! Commands go over plain blocking connections from the calling thread: a hop to the
+//! background runtime and back would cost two thread wake-ups per command, more than the
+//! command itself over a unix socket. A thread takes an idle connection (or opens one,
+//! with the DSN's timeout), uses it and gives it back; PHP runs one thread per process,
+//! so a process keeps one connection across requests. A connection that failed is
+//! dropped, and the next command opens a new one: the process recovers by itself when
+//! Redis is back. Connections and the subscriber belong to the pid that opened them; a
+//! forked child opens its own.
+//!
+//! # What differs from `shm://`
+//! - **Versions** are fingerprints of the stored bytes (xxh3, never 0): a write of
+//!   different bytes changes the version, which is what `wait_for_change` needs, but
+//!   versions are not ordered and a rewrite of identical bytes keeps it.
+//! - **Wake-ups** come from `lock_release` and `del_if_eq`, which publish on the key's
+//!   channel. Other writes publish nothing (it would slow every `SET`), so a waiter sees
+//!   them within one slice (100 ms).
+//! - **Eviction** is the server's `maxmemory-policy`: with a policy that evicts keys
+//!   with a TTL, Redis may drop a lock early. Run fleets' lock servers with
+//!   `noeviction` or an `allkeys-*` policy that prefers other keys.
+
+mod keys;
+mod scripts;
+mod value;
+mod wakeups;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
+
+use super::dsn::RedisDsn;
+use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
+use scripts::Flavour;
+use wakeups::Wakeups;
+
+/// A counter outlives its lock's last acquisition by this much (see `scripts::ACQUIRE`).
+const FENCE_KEEP: Duration = Duration::from_secs(3600);
+/// Keys a `clear` deletes per round trip.
+const CLEAR_BATCH: usize = 500;
+
+/// A connection and what its server can do.
+struct Conn {
+    con: redis::Connection,
+    flavour: Flavour,
+}
+
+/// Idle connections, and the process they belong to.
+struct Pool {
+    pid: u32,
+    idle: Vec<Conn>,
+}
+
+/// A Redis server seen as a `Store`.
+pub struct RedisStore {
+    dsn: RedisDsn,
+    client: redis::Client,
+    pool: Mutex<Pool>,
+    wakeups: Mutex<Option<(u32, Arc<Wakeups>)>>,
+}
+
+impl RedisStore {
+    /// Prepares the store; nothing connects until the first command.
+    pub fn new(dsn: RedisDsn) -> Result<RedisStore> {
+        let client = redis::Client::open(dsn.url.as_str()).map_err(|e| {
+            StoreError::Dsn(super::dsn::DsnError::BadParameter {
+                dsn: dsn.address.clone(),
+                why: e.to_string(),
+            })
+        })?;
+        Ok(RedisStore {
+            pool: Mutex::new(Pool {
+                pid: std::process::id(),
+                idle: Vec::new(),
+            }),
+            wakeups: Mutex::new(None),
+            client,
+            dsn,
+        })
+    }
+
+    /// The server's compare-and-delete (asks the server if no connection is open).
+    pub fn flavour(&self) -> Result<Flavour> {
+        self.run(|c| Ok(c.flavour))
+    }
+
+    /// Runs `f` on a connection. An error that leaves the connection in doubt (I/O, a
+    /// timeout, a reply that did not parse) drops it; an error reply keeps it.
+    fn run<T>(&self, f: impl FnOnce(&mut Conn) -> redis::RedisResult<T>) -> Result<T> {
+        let mut conn = self.checkout()?;
+        match f(&mut conn) {
+            Ok(v) => {
+                self.checkin(conn);
+                Ok(v)
+            }
+            Err(e) => {
+                if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) {
+                    self.checkin(conn);
+                }
+                Err(self.error(&e))
+            }
+        }
+    }
+
+    fn checkout(&self) -> Result<Conn> {
+        let pooled = {
+            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.pid != std::process::id() {
+                // Inherited across fork(): the parent still talks over these sockets.
+                // Forgetting them keeps our copies of the descriptors open and unused.
+                for conn in pool.idle.drain(..) {
+                    std::mem::forget(conn);
+                }
+                pool.pid = std::process::id();
+            }
+            pool.idle.pop()
+        };
+        match pooled {
+            Some(conn) => Ok(conn),
+            None => self.connect().map_err(|e| self.error(&e)),
+        }
+    }
+
+    fn checkin(&self, conn: Conn) {
+        let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.pid == std::process::id() {
+            pool.idle.push(conn);
+        }
+    }
+
+    fn connect(&self) -> redis::RedisResult<Conn> {
+        let mut con = self.client.get_connection_with_timeout(self.dsn.timeout)?;
+        con.set_read_timeout(Some(self.dsn.timeout))?;
+        con.set_write_timeout(Some(self.dsn.timeout))?;
+        let flavour = Flavour::detect(&mut con)?;
+        Ok(Conn { con, flavour })
+    }
+
+    fn error(&self, e: &RedisError) -> StoreError {
+        let text = e.to_string();
+        match e.kind() {
+            ErrorKind::Server(
+                ServerErrorKind::BusyLoading
+                | ServerErrorKind::MasterDown
+                | ServerErrorKind::TryAgain
+                | ServerErrorKind::ClusterDown
+                | ServerErrorKind::ReadOnly,
+            ) => self.unavailable(text),
+            ErrorKind::Server(_) | ErrorKind::Extension => {
+                if text.contains("not an integer") {
+                    StoreError::NotAnInteger
+                } else if text.contains("overflow") {
+                    StoreError::Overflow
+                } else {
+                    StoreError::Remote {
+                        address: self.dsn.address.clone(),
+                        reply: text,
+                    }
+                }
+            }
+            _ => self.unavailable(text),
+        }
+    }
+
+    fn unavailable(&self, cause: String) -> StoreError {
+        StoreError::Unavailable {
+            address: self.dsn.address.clone(),
+            cause,
+        }
+    }
+
+    fn key(&self, key: &[u8]) -> Vec<u8> {
+        keys::full(&self.dsn.prefix, key)
+    }
+
+    /// The process's subscriber, started on first use (and again in a forked child).
+    fn wakeups(&self) -> Result<Arc<Wakeups>> {
+        let mut slot = self.wakeups.lock().unwrap_or_else(|e| e.into_inner());
+        let pid = std::process::id();
+        match slot.take() {
+            Some((owner, w)) if owner == pid => {
+                *slot = Some((owner, w.clone()));
+                return Ok(w);
+            }
+            // Inherited: the parent's runtime thread may have held its lock at the fork,
+            // so it is never touched again.
+            Some(inherited) => std::mem::forget(inherited),
+            None => {}
+        }
+        let w = Arc::new(
+            Wakeups::start(self.client.clone(), self.dsn.timeout).map_err(|e| {
+                self.unavailable(format!("cannot start the background runtime: {e}"))
+            })?,
+        );
+        *slot = Some((pid, w.clone()));
+        Ok(w)
+    }
+
+    /// The key's version: a fingerprint of its stored bytes, 0 when absent.
+    fn version(&self, full: &[u8]) -> Result<u64> {
+        let stored: Option<Vec<u8>> =
+            self.run(|c| redis::cmd("GET").arg(full).query(&mut c.con))?;
+        Ok(stored.map_or(0, |b| fingerprint(&b)))
+    }
+
+    /// Deletes `full` if it holds `expected` (stored form), publishing on its channel.
+    fn compare_and_delete(&self, full: &[u8], expected: &[u8]) -> Result<bool> {
+        let channel = keys::derived(full, keys::WAKE);
+        self.run(|c| {
+            let deleted: i64 = match c.flavour {
+                Flavour::Lua => scripts::RELEASE
+                    .key(full)
+                    .arg(expected)
+                    .arg(&channel)
+                    .invoke(&mut c.con)?,
+                native => {
+                    let mut del = match native {
+                        Flavour::Delex => redis::cmd("DELEX"),
+                        _ => redis::cmd("DELIFEQ"),
+                    };
+                    del.arg(full);
+                    if native == Flavour::Delex {
+                        del.arg("IFEQ");
+                    }
+                    del.arg(expected);
+                    let (deleted, _): (i64, i64) = redis::pipe()
+                        .add_command(del)
+                        .cmd("PUBLISH")
+                        .arg(&channel)
+                        .arg("")
+                        .query(&mut c.con)?;
+                    deleted
+                }
+            };
+            Ok(deleted == 1)
+        })
+    }
+}
+
+/// A version from stored bytes: xxh3, with 0 kept for "absent".
+fn fingerprint(stored: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(stored).max(1)
+}
+
+/// Milliseconds for PX: Redis counts whole milliseconds, and 0 is an error there, so a
+/// TTL is rounded up.
+fn millis(ttl: Duration) -> u64 {
+    let ms = ttl.as_nanos().div_ceil(1_000_000);
+    ms.clamp(1, i64::MAX as u128 / 2) as u64
+}
+
+fn encoded(value: Value<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    value::encode(value, &mut out);
+    out
+}
+
+fn set_cmd(full: &[u8], stored: &[u8], ttl: Option<Duration>, nx: bool) -> redis::Cmd {
+    let mut cmd = redis::cmd("SET");
+    cmd.arg(full).arg(stored);
+    if nx {
+        cmd.arg("NX");
+    }
+    if let Some(ttl) = ttl {
+        cmd.arg("PX").arg(millis(ttl));
+    }
+    cmd
+}
+
+impl Store for RedisStore {
+    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
+        let full = self.key(key);
+        let stored: Option<Vec<u8>> =
+            self.run(|c| redis::cmd("GET").arg(&full).query(&mut c.con))?;
+        Ok(stored.map(|b| {
+            visit(value::decode(&b));
+            fingerprint(&b)
+        }))
+    }
+
+    fn exists(&self, key: &[u8]) -> Result<bool> {
+        let n: i64 = self.run(|c| redis::cmd("EXISTS").arg(self.key(key)).query(&mut c.con))?;
+        Ok(n > 0)
+    }
+
+    fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
+        let cmd = set_cmd(&self.key(key), &encoded(value), ttl, false);
+        self.run(|c| cmd.query::<()>(&mut c.con))
+    }
+
+    fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        let cmd = set_cmd(&self.key(key), &encoded(value), ttl, true);
+        let reply: Reply = self.run(|c| cmd.query(&mut c.con))?;
+        Ok(match reply {
+            Reply::Nil => SetNx::Exists,
+            _ => SetNx::Inserted,
+        })
+    }
+
+    fn del(&self, key: &[u8]) -> Result<bool> {
+        let n: i64 = self.run(|c| redis::cmd("DEL").arg(self.key(key)).query(&mut c.con))?;
+        Ok(n > 0)
+    }
+
+    fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        self.compare_and_delete(&self.key(key), &encoded(Value::Str(expected)))
+    }
+
+    fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
+        let full = self.key(key);
+        self.run(|c| match ttl {
+            None => redis::cmd("INCRBY").arg(&full).arg(by).query(&mut c.con),
+            Some(ttl) => scripts::INCR_WITH_TTL
+                .key(&full)
+                .arg(by)
+                .arg(millis(ttl))
+                .invoke(&mut c.con),
+        })
+    }
+
+    fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
+        let full = self.key(key);
+        self.run(|c| match ttl {
+            Some(ttl) => redis::cmd("PEXPIRE")
+                .arg(&full)
+                .arg(millis(ttl))
+                .query::<i64>(&mut c.con)
+                .map(|n| n == 1),
+            None => redis::pipe()
+                .cmd("PERSIST")
+                .arg(&full)
+                .ignore()
+                .cmd("EXISTS")
+                .arg(&full)
+                .query::<(i64,)>(&mut c.con)
+                .map(|(n,)| n == 1),
+        })
+    }
+
+    fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
+        let ms: i64 = self.run(|c| redis::cmd("PTTL").arg(self.key(key)).query(&mut c.con))?;
+        Ok(match ms {
+            -2 => KeyTtl::Missing,
+            -1 => KeyTtl::Persistent,
+            ms => KeyTtl::Remaining(Duration::from_millis(ms.max(0) as u64)),
+        })
+    }
+
+    fn clear(&self, prefix: &[u8]) -> Result<u64> {
+        let mut pattern = keys::glob_escape(&self.key(prefix));
+        pattern.push(b'*');
+        let mut cursor = 0u64;
+        let mut removed = 0u64;
+        loop {
+            let (next, found): (u64, Vec<Vec<u8>>) = self.run(|c| {
+                redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(CLEAR_BATCH)
+                    .query(&mut c.con)
+            })?;
+            if !found.is_empty() {
+                let n: u64 = self.run(|c| redis::cmd("UNLINK").arg(&found).query(&mut c.con))?;
+                removed += n;
+            }
+            if next == 0 {
+                return Ok(removed);
+            }
+            cursor = next;
+        }
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        let (info, entries): (String, u64) = self.run(|c| {
+            redis::pipe()
+                .cmd("INFO")
+                .arg("memory")
+                .arg("stats")
+                .cmd("DBSIZE")
+                .query(&mut c.con)
+        })?;
+        let field = |name: &str| -> u64 {
+            info.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        Ok(Stats {
+            memory_size: field("maxmemory"),
+            memory_used: field("used_memory"),
+            entries,
+            hits: field("keyspace_hits"),
+            misses: field("keyspace_misses"),
+            evictions: field("evicted_keys"),
+            expirations: field("expired_keys"),
+            repairs: 0,
+            shards: 1,
+        })
+    }
+
+    fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool> {
+        let full = self.key(key);
+        let channel = keys::derived(&full, keys::WAKE);
+        self.wakeups()?.wait(&channel, timeout, || {
+            Ok(self.version(&full)? != last_version)
+        })
+    }
+
+    fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>> {
+        let full = self.key(name);
+        let fence_key = keys::derived(&full, keys::FENCE);
+        let fence: u64 = self.run(|c| {
+            scripts::ACQUIRE
+                .key(&full)
+                .key(&fence_key)
+                .arg(encoded(Value::Str(token)))
+                .arg(millis(ttl))
+                .arg(millis(ttl + FENCE_KEEP))
+                .invoke(&mut c.con)
+        })?;
+        Ok((fence > 0).then_some(fence))
+    }
+
+    fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {
+        let full = self.key(name);
+        let token = encoded(Value::Str(token));
+        self.run(|c| match c.flavour {
+            Flavour::Lua => scripts::EXTEND
+                .key(&full)
+                .arg(&token)
+                .arg(millis(ttl))
+                .invoke::<i64>(&mut c.con)
+                .map(|n| n == 1),
+            Flavour::Delex | Flavour::Delifeq => redis::cmd("SET")
+                .arg(&full)
+                .arg(&token)
+                .arg("IFEQ")
+                .arg(&token)
+                .arg("PX")
+                .arg(millis(ttl))
+                .query::<Reply>(&mut c.con)
+                .map(|r| !matches!(r, Reply::Nil)),
+        })
+    }
+
+    fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
+        self.compare_and_delete(&self.key(name), &encoded(Value::Str(token)))
+    }
+
+    fn describe(&self) -> String {
+        match self.flavour() {
+            Ok(f) => format!(
+                "{} (compare-and-delete by {}, timeout {} ms)",
+                self.dsn.address,
+                f.name(),
+                self.dsn.timeout.as_millis()
+            ),
+            Err(e) => format!("{} (not reachable now: {e})", self.dsn.address),
+        }
+    }
+}

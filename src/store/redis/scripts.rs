@@ -1,0 +1,106 @@
+//! The server-side steps that must be atomic, and the three ways a server can do the
+//! compare-and-delete and compare-and-extend of a lock: `DELEX … IFEQ` and `SET … IFEQ`
+//! (Redis ≥ 8.4), `DELIFEQ` and `SET … IFEQ` (Valkey ≥ 9), or Lua (everything older —
+//! Debian 12's Redis 7.0 included). Which one a server has is asked once per connection.
+//!
+//! Every script names its keys in KEYS (so it runs on Redis Cluster when they share a
+//! slot) and starts with a `-- ephpm:NAME` line, which the tests' fake server goes by.
+
+use std::sync::LazyLock;
+
+use redis::{Script, Value};
+
+/// How a connection's server deletes and extends by comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavour {
+    /// `DELEX key IFEQ value`, `SET key value IFEQ value PX ms` (Redis ≥ 8.4).
+    Delex,
+    /// `DELIFEQ key value`, `SET key value IFEQ value PX ms` (Valkey ≥ 9).
+    Delifeq,
+    /// The Lua scripts below.
+    Lua,
+}
+
+impl Flavour {
+    /// Asks the server which commands it has: `COMMAND INFO` answers nil for a command it
+    /// does not know. Error kinds are not relied on ("unknown command" is a plain error).
+    pub fn detect(con: &mut redis::Connection) -> redis::RedisResult<Flavour> {
+        let info: Vec<Value> = redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg("DELEX")
+            .arg("DELIFEQ")
+            .query(con)?;
+        let known = |i: usize| info.get(i).is_some_and(|v| !matches!(v, Value::Nil));
+        Ok(if known(0) {
+            Flavour::Delex
+        } else if known(1) {
+            Flavour::Delifeq
+        } else {
+            Flavour::Lua
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavour::Delex => "DELEX IFEQ",
+            Flavour::Delifeq => "DELIFEQ",
+            Flavour::Lua => "Lua",
+        }
+    }
+}
+
+/// Takes a free lock and hands out its fencing number. KEYS: lock, counter. ARGV: token,
+/// TTL in ms, the counter's TTL in ms. Returns the fence, or 0 when the lock is held.
+///
+/// The fence is the counter plus one, but never below the server's clock in µs: the
+/// counter expires an hour after the lock's last use (a counter kept forever per name
+/// would leak one key per session id), and the clock floor keeps fences increasing across
+/// that. Both stay below 2^53, so Lua's numbers carry them exactly.
+pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:acquire
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+local now = redis.call('TIME')
+local floor = tonumber(now[1] .. string.format('%06d', tonumber(now[2])))
+local fence = redis.call('INCR', KEYS[2])
+if fence < floor then
+  fence = floor
+  redis.call('SET', KEYS[2], string.format('%d', fence))
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return fence",
+    )
+});
+
+/// Deletes a key whose value is ARGV[1] and publishes on the channel ARGV[2]. KEYS: key.
+/// Returns 1 when it deleted.
+pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:release
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('PUBLISH', ARGV[2], '')
+return 1",
+    )
+});
+
+/// Gives a key whose value is ARGV[1] a TTL of ARGV[2] ms. KEYS: key. Returns 1 when it
+/// did.
+pub static EXTEND: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:extend
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])",
+    )
+});
+
+/// INCRBY that gives a key it creates a TTL. KEYS: key. ARGV: increment, TTL in ms.
+/// Returns the new value as a string: Lua numbers are doubles, and would round it.
+pub static INCR_WITH_TTL: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:incr
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], '0', 'PX', ARGV[2]) end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+return redis.call('GET', KEYS[1])",
+    )
+});

@@ -1,0 +1,268 @@
+//! Waiters woken by Pub/Sub: **one** subscriber connection per process, owned by the
+//! background runtime and shared by every thread that waits — not a connection per lock.
+//!
+//! A waiter registers its channel (the first waiter of a channel has the task subscribe
+//! to it), waits until the subscription is confirmed (so a release published after its
+//! next check cannot be missed), checks, and sleeps until a message arrives on its
+//! channel or one slice passes. Slices are short (`SLICE`), so a lost message, an expiry
+//! (which publishes nothing) or a subscriber that is reconnecting costs one slice, never
+//! a hang. The last waiter of a channel has the task unsubscribe.
+//!
+//! The task sets `live` on a channel once Redis has confirmed the subscription, counts
+//! the messages of each channel, and wakes the waiters with one condition variable. When
+//! its connection fails it marks every channel not live, reconnects with a growing pause,
+//! and subscribes again to every channel that still has waiters.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use tokio::sync::mpsc;
+
+use crate::store::Result;
+
+/// The longest a waiter sleeps before it checks again.
+pub const SLICE: Duration = Duration::from_millis(100);
+/// Pauses between attempts to reconnect the subscriber.
+const RECONNECT_MIN: Duration = Duration::from_millis(50);
+const RECONNECT_MAX: Duration = Duration::from_secs(1);
+
+#[derive(Default)]
+struct Channel {
+    waiters: usize,
+    /// Redis confirmed the subscription, and the connection has not failed since.
+    live: bool,
+    /// Messages seen on the channel.
+    messages: u64,
+}
+
+#[derive(Default)]
+struct Shared {
+    channels: Mutex<HashMap<Vec<u8>, Channel>>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Vec<u8>, Channel>> {
+        self.channels.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The process's subscriber for one Redis server.
+pub struct Wakeups {
+    shared: Arc<Shared>,
+    /// Channels whose waiter count went from 0 or to 0: the task (un)subscribes.
+    to_task: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl Wakeups {
+    /// Starts the subscriber task on the background runtime. It connects in the
+    /// background; until it has, waiters wait in slices.
+    pub fn start(client: redis::Client, timeout: Duration) -> std::io::Result<Wakeups> {
+        let shared = Arc::new(Shared::default());
+        let (to_task, from_waiters) = mpsc::unbounded_channel();
+        crate::runtime::handle()?.spawn(subscriber(client, timeout, shared.clone(), from_waiters));
+        Ok(Wakeups { shared, to_task })
+    }
+
+    /// Waits until `changed` says so (true) or `timeout` passes (false). `changed` is
+    /// asked first, after every message on `channel` and after every slice.
+    pub fn wait(
+        &self,
+        channel: &[u8],
+        timeout: Duration,
+        mut changed: impl FnMut() -> Result<bool>,
+    ) -> Result<bool> {
+        let deadline = Instant::now() + timeout;
+        let _registered = Registration::new(self, channel);
+        let mut seen = self.until_live(channel, deadline.min(Instant::now() + SLICE));
+        loop {
+            if changed()? {
+                return Ok(true);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(false);
+            }
+            let until = deadline.min(now + SLICE);
+            let mut channels = self.shared.lock();
+            while message_count(&channels, channel) == seen {
+                let left = until.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                channels = self
+                    .shared
+                    .changed
+                    .wait_timeout(channels, left)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+            seen = message_count(&channels, channel);
+        }
+    }
+
+    /// Waits (at most until `until`) for the subscription to be confirmed; returns the
+    /// channel's message count from then.
+    fn until_live(&self, channel: &[u8], until: Instant) -> u64 {
+        let mut channels = self.shared.lock();
+        loop {
+            let (live, messages) = channels
+                .get(channel)
+                .map_or((false, 0), |c| (c.live, c.messages));
+            let left = until.saturating_duration_since(Instant::now());
+            if live || left.is_zero() {
+                return messages;
+            }
+            channels = self
+                .shared
+                .changed
+                .wait_timeout(channels, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
+fn message_count(channels: &HashMap<Vec<u8>, Channel>, channel: &[u8]) -> u64 {
+    channels.get(channel).map_or(0, |c| c.messages)
+}
+
+/// A waiter's place on a channel, given back when the wait ends however it ends.
+struct Registration<'a> {
+    wakeups: &'a Wakeups,
+    channel: &'a [u8],
+}
+
+impl<'a> Registration<'a> {
+    fn new(wakeups: &'a Wakeups, channel: &'a [u8]) -> Self {
+        let mut channels = wakeups.shared.lock();
+        let entry = channels.entry(channel.to_vec()).or_default();
+        entry.waiters += 1;
+        if entry.waiters == 1 {
+            // The task is gone only when the runtime shut down; waiters then wait in
+            // slices.
+            let _ = wakeups.to_task.send(channel.to_vec());
+        }
+        Registration { wakeups, channel }
+    }
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        let mut channels = self.wakeups.shared.lock();
+        if let Some(entry) = channels.get_mut(self.channel) {
+            entry.waiters -= 1;
+            if entry.waiters == 0 {
+                let _ = self.wakeups.to_task.send(self.channel.to_vec());
+            }
+        }
+    }
+}
+
+/// The task: keeps one Pub/Sub connection subscribed to exactly the channels that have
+/// waiters, and counts their messages.
+async fn subscriber(
+    client: redis::Client,
+    timeout: Duration,
+    shared: Arc<Shared>,
+    mut from_waiters: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
+    let mut pause = RECONNECT_MIN;
+    loop {
+        let connected = tokio::time::timeout(timeout, client.get_async_pubsub()).await;
+        let Ok(Ok(pubsub)) = connected else {
+            // Keep draining requests while Redis is away: the channel list is in `shared`.
+            let sleep = tokio::time::sleep(pause);
+            tokio::pin!(sleep);
+            loop {
+                tokio::select! {
+                    _ = &mut sleep => break,
+                    req = from_waiters.recv() => if req.is_none() { return },
+                }
+            }
+            pause = (pause * 2).min(RECONNECT_MAX);
+            continue;
+        };
+        pause = RECONNECT_MIN;
+        let (mut sink, mut messages) = pubsub.split();
+        let mut subscribed = HashSet::new();
+        let wanted: Vec<Vec<u8>> = shared
+            .lock()
+            .iter()
+            .filter(|(_, c)| c.waiters > 0)
+            .map(|(name, _)| name.clone())
+            .collect();
+        let mut healthy = true;
+        for channel in wanted {
+            healthy &= reconcile(&mut sink, &shared, &mut subscribed, channel, timeout).await;
+        }
+        while healthy {
+            tokio::select! {
+                req = from_waiters.recv() => match req {
+                    Some(channel) => {
+                        healthy = reconcile(&mut sink, &shared, &mut subscribed, channel, timeout).await;
+                    }
+                    None => return,
+                },
+                msg = messages.next() => match msg {
+                    Some(msg) => {
+                        let name: Vec<u8> = msg.get_channel().unwrap_or_default();
+                        if let Some(c) = shared.lock().get_mut(&name) {
+                            c.messages += 1;
+                        }
+                        shared.changed.notify_all();
+                    }
+                    None => healthy = false,
+                },
+            }
+        }
+        for c in shared.lock().values_mut() {
+            c.live = false;
+        }
+    }
+}
+
+/// Subscribes to `channel` if it has waiters and unsubscribes if it has none; false when
+/// the connection failed.
+async fn reconcile(
+    sink: &mut redis::aio::PubSubSink,
+    shared: &Shared,
+    subscribed: &mut HashSet<Vec<u8>>,
+    channel: Vec<u8>,
+    timeout: Duration,
+) -> bool {
+    let wanted = shared.lock().get(&channel).is_some_and(|c| c.waiters > 0);
+    if wanted == subscribed.contains(&channel) {
+        return true;
+    }
+    let done = if wanted {
+        tokio::time::timeout(timeout, sink.subscribe(&channel)).await
+    } else {
+        tokio::time::timeout(timeout, sink.unsubscribe(&channel)).await
+    };
+    if !matches!(done, Ok(Ok(()))) {
+        return false;
+    }
+    let mut channels = shared.lock();
+    if wanted {
+        subscribed.insert(channel.clone());
+        if let Some(c) = channels.get_mut(&channel) {
+            c.live = true;
+        }
+    } else {
+        subscribed.remove(&channel);
+        if let Some(c) = channels.get_mut(&channel) {
+            c.live = false;
+        }
+        // Forget a channel nobody waits on, unless a waiter arrived meanwhile (its
+        // request is queued behind this one).
+        if channels.get(&channel).is_some_and(|c| c.waiters == 0) {
+            channels.remove(&channel);
+        }
+    }
+    drop(channels);
+    shared.changed.notify_all();
+    true
+}

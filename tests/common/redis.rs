@@ -1,0 +1,128 @@
+//! A real redis-server for the tests: started in a private directory with a unix socket
+//! (mode 0700) and a loopback port, never persisted, stopped by pid. The server a test
+//! binary shares (`shared()`) is started from a thread that lives as long as the binary,
+//! with PR_SET_PDEATHSIG, so it dies with the tests however they end.
+#![allow(dead_code)]
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub struct RedisServer {
+    child: Option<Child>,
+    pub dir: PathBuf,
+    pub socket: PathBuf,
+    pub port: u16,
+}
+
+impl RedisServer {
+    /// Starts a server in a fresh directory and waits until it answers.
+    pub fn start() -> RedisServer {
+        let dir = std::env::temp_dir().join(format!(
+            "ephpm-redis-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        ));
+        std::fs::create_dir_all(&dir).expect("redis test dir");
+        let port = free_port();
+        let mut server = RedisServer {
+            child: None,
+            socket: dir.join("redis.sock"),
+            dir,
+            port,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .arg("--unixsocket")
+            .arg(&self.socket)
+            .args([
+                "--unixsocketperm",
+                "700",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        // SAFETY: prctl(PR_SET_PDEATHSIG) takes plain integers and touches no memory; it
+        // is async-signal-safe, as pre_exec requires.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                Ok(())
+            });
+        }
+        self.child = Some(cmd.spawn().expect("start redis-server (is it installed?)"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::os::unix::net::UnixStream::connect(&self.socket).is_err() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Kills the server (SIGKILL: as if it crashed).
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_file(&self.socket);
+    }
+
+    /// Starts it again on the same socket and port.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn();
+    }
+
+    pub fn unix_dsn(&self, query: &str) -> String {
+        format!("unix://{}{query}", self.socket.display())
+    }
+
+    pub fn tcp_dsn(&self, query: &str) -> String {
+        format!("redis://127.0.0.1:{}{query}", self.port)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
+    l.local_addr().expect("local addr").port()
+}
+
+/// The server this test binary shares, started once. Tests keep apart by key prefix.
+pub fn shared() -> &'static (String, String) {
+    static DSNS: OnceLock<(String, String)> = OnceLock::new();
+    DSNS.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        // The thread that starts the server never ends, so PR_SET_PDEATHSIG fires only
+        // when the whole test binary exits.
+        std::thread::spawn(move || {
+            let server = RedisServer::start();
+            tx.send((server.unix_dsn(""), server.tcp_dsn("")))
+                .expect("send dsns");
+            loop {
+                std::thread::park();
+            }
+        });
+        rx.recv().expect("shared redis-server")
+    })
+}
