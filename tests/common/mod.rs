@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod fake_resp;
 pub mod redis;
 
 use std::path::PathBuf;

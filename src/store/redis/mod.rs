@@ -15,6 +15,11 @@
 //! dropped, and the next command opens a new one: the process recovers by itself when
 //! Redis is back. Connections and the subscriber belong to the pid that opened them; a
 //! forked child opens its own.
+#![cfg_attr(feature = "broken-atomicity", allow(unreachable_code))]
+//!
+//! With the feature `broken-atomicity` (for `make prove-tests-can-fail` only), set_nx,
+//! incr_by, lock_acquire and the compare-and-delete are split into a read and a later
+//! write, as on `shm://`.
 //!
 //! # What differs from `shm://`
 //! - **Versions** are fingerprints of the stored bytes (xxh3, never 0): a write of
@@ -214,6 +219,25 @@ impl RedisStore {
     /// Deletes `full` if it holds `expected` (stored form), publishing on its channel.
     fn compare_and_delete(&self, full: &[u8], expected: &[u8]) -> Result<bool> {
         let channel = keys::derived(full, keys::WAKE);
+        #[cfg(feature = "broken-atomicity")]
+        {
+            let stored: Option<Vec<u8>> =
+                self.run(|c| redis::cmd("GET").arg(full).query(&mut c.con))?;
+            if stored.as_deref() != Some(expected) {
+                return Ok(false);
+            }
+            std::thread::yield_now();
+            return self.run(|c| {
+                redis::pipe()
+                    .cmd("DEL")
+                    .arg(full)
+                    .cmd("PUBLISH")
+                    .arg(&channel)
+                    .arg("")
+                    .query::<(i64, i64)>(&mut c.con)
+                    .map(|(n, _)| n == 1)
+            });
+        }
         self.run(|c| {
             let deleted: i64 = match c.flavour {
                 Flavour::Lua => scripts::RELEASE
@@ -297,6 +321,14 @@ impl Store for RedisStore {
     }
 
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        #[cfg(feature = "broken-atomicity")]
+        {
+            if self.exists(key)? {
+                return Ok(SetNx::Exists);
+            }
+            std::thread::yield_now();
+            return self.set(key, value, ttl).map(|()| SetNx::Inserted);
+        }
         let cmd = set_cmd(&self.key(key), &encoded(value), ttl, true);
         let reply: Reply = self.run(|c| cmd.query(&mut c.con))?;
         Ok(match reply {
@@ -315,6 +347,19 @@ impl Store for RedisStore {
     }
 
     fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
+        #[cfg(feature = "broken-atomicity")]
+        {
+            let mut out = Vec::new();
+            let now = match self.get(key, &mut out)? {
+                Some(super::Hit { value: super::Fetched::Int(n), .. }) => n,
+                Some(_) => return Err(StoreError::NotAnInteger),
+                None => 0,
+            };
+            std::thread::yield_now();
+            let new = now.checked_add(by).ok_or(StoreError::Overflow)?;
+            self.set(key, Value::Int(new), ttl)?;
+            return Ok(new);
+        }
         let full = self.key(key);
         self.run(|c| match ttl {
             None => redis::cmd("INCRBY").arg(&full).arg(by).query(&mut c.con),
@@ -419,6 +464,17 @@ impl Store for RedisStore {
     fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>> {
         let full = self.key(name);
         let fence_key = keys::derived(&full, keys::FENCE);
+        #[cfg(feature = "broken-atomicity")]
+        {
+            if self.exists(name)? {
+                return Ok(None);
+            }
+            std::thread::yield_now();
+            self.set(name, Value::Str(token), Some(ttl))?;
+            return self
+                .run(|c| redis::cmd("INCR").arg(&fence_key).query(&mut c.con))
+                .map(Some);
+        }
         let fence: u64 = self.run(|c| {
             scripts::ACQUIRE
                 .key(&full)

@@ -1,0 +1,272 @@
+//! What only the Redis backend has: the choice of compare-and-delete by what the server
+//! supports (against a fake server that has DELEX or DELIFEQ, and Debian's Redis 7.0 that
+//! has neither), typed values in Redis strings, expiry with real TTLs, one subscriber per
+//! process, and a server that dies and comes back. The backend-generic tests (locks,
+//! memo, stale, session) run on Redis too, with `EPHPM_TEST_STORE=redis`.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::fake_resp::FakeRedis;
+use common::redis::RedisServer;
+use ephpm::lock::{Locks, new_token};
+use ephpm::store::dsn::{self, Dsn};
+use ephpm::store::redis::RedisStore;
+use ephpm::store::{Fetched, KeyTtl, SetNx, Store, StoreError, Value};
+
+fn open(dsn: &str) -> Arc<RedisStore> {
+    let Ok(Dsn::Redis(target)) = dsn::parse(dsn) else {
+        panic!("not a redis dsn: {dsn}")
+    };
+    Arc::new(RedisStore::new(target).expect("store"))
+}
+
+/// Runs `f` on another thread and fails the test if it has not returned within a
+/// minute: a bound on a hang, not a measurement.
+fn no_hang<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the call hung")
+}
+
+/// DELEX where the server has it (Redis ≥ 8.4), DELIFEQ where it has that (Valkey ≥ 9),
+/// Lua everywhere else; asked once per connection, and the lock semantics are the same
+/// on every path.
+#[test]
+fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
+    for (has, release, extend) in [
+        (&["DELEX"][..], "DELEX", "IFEQ"),
+        (&["DELIFEQ"][..], "DELIFEQ", "IFEQ"),
+        (&[][..], "EVALSHA", "EVALSHA"),
+    ] {
+        let fake = FakeRedis::start(has);
+        let store = open(&fake.dsn());
+        let (a, b) = (new_token(), new_token());
+        let fence = store.lock_acquire(b"job", &a, Duration::from_secs(30)).unwrap();
+        assert_eq!(fence, Some(1), "{has:?}");
+        assert_eq!(store.lock_acquire(b"job", &b, Duration::from_secs(30)).unwrap(), None);
+        assert!(store.lock_extend(b"job", &a, Duration::from_secs(30)).unwrap());
+        assert!(!store.lock_extend(b"job", &b, Duration::from_secs(30)).unwrap());
+        assert!(!store.lock_release(b"job", &b).unwrap(), "{has:?}: a stranger released it");
+        assert!(store.lock_release(b"job", &a).unwrap());
+        assert!(!store.exists(b"job").unwrap());
+        let log = fake.log();
+        let detections = log.iter().filter(|l| l.starts_with("COMMAND INFO")).count();
+        assert_eq!(detections, 1, "asked once per connection: {log:?}");
+        let releases: Vec<_> = log
+            .iter()
+            .filter(|l| l.starts_with(release) && !l.contains("-- ephpm:acquire"))
+            .collect();
+        assert!(!releases.is_empty(), "{has:?}: no {release} in {log:?}");
+        let extends = log
+            .iter()
+            .filter(|l| l.starts_with("SET job") || l.starts_with("EVALSHA"))
+            .any(|l| l.contains(extend));
+        assert!(extends, "{has:?}: extend not by {extend}: {log:?}");
+        if has.is_empty() {
+            assert!(!log.iter().any(|l| l.starts_with("DELEX") || l.starts_with("DELIFEQ")));
+        }
+    }
+    let server = RedisServer::start();
+    let store = open(&server.unix_dsn(""));
+    assert_eq!(store.flavour().unwrap().name(), "Lua", "Debian's Redis 7.0 has neither");
+}
+
+/// Every kind comes back as itself; integers are Redis integers (INCRBY works on them,
+/// other clients see digits); an increment of a non-integer is refused.
+#[test]
+fn values_keep_their_kind_and_integers_stay_redis_integers() {
+    let server = RedisServer::start();
+    let store = open(&server.tcp_dsn("?prefix=app:"));
+    let mut out = Vec::new();
+    let kinds = [
+        Value::Str(b"hello"),
+        Value::Str(b"42"),
+        Value::Str(b""),
+        Value::Serialized(b"a:1:{i:0;i:1;}"),
+        Value::Int(-7),
+        Value::Float(2.5),
+        Value::Bool(false),
+        Value::Null,
+    ];
+    for (i, v) in kinds.iter().enumerate() {
+        let key = format!("k{i}");
+        store.set(key.as_bytes(), *v, None).unwrap();
+        let hit = store.get(key.as_bytes(), &mut out).unwrap().unwrap();
+        let expected = v.copy_into(&mut Vec::new());
+        assert_eq!(hit.value, expected, "{v:?}");
+        if matches!(v, Value::Str(_)) {
+            assert_eq!(out, match v {
+                Value::Str(b) => b.to_vec(),
+                _ => unreachable!(),
+            });
+        }
+    }
+    assert_eq!(store.incr_by(b"k4", 10, None).unwrap(), 3);
+    assert_eq!(store.incr_by(b"fresh", 5, Some(Duration::from_secs(60))).unwrap(), 5);
+    assert!(matches!(store.ttl(b"fresh").unwrap(), KeyTtl::Remaining(_)));
+    assert!(matches!(store.incr_by(b"k1", 1, None), Err(StoreError::NotAnInteger)));
+    store.set(b"max", Value::Int(i64::MAX), None).unwrap();
+    assert!(matches!(store.incr_by(b"max", 1, None), Err(StoreError::Overflow)));
+    let got = store.get(b"max", &mut out).unwrap().unwrap();
+    assert_eq!(got.value, Fetched::Int(i64::MAX));
+}
+
+/// Expiry with real TTLs, persist, and a clear that takes only its prefix.
+#[test]
+fn ttl_expire_and_clear_by_prefix() {
+    let server = RedisServer::start();
+    let store = open(&server.unix_dsn("?prefix=a:"));
+    let other = open(&server.unix_dsn("?prefix=b:"));
+    store.set(b"x", Value::Int(1), Some(Duration::from_millis(30))).unwrap();
+    assert_eq!(store.set_nx(b"x", Value::Int(2), None).unwrap(), SetNx::Exists);
+    std::thread::sleep(Duration::from_millis(80));
+    assert!(!store.exists(b"x").unwrap());
+    assert_eq!(store.set_nx(b"x", Value::Int(2), None).unwrap(), SetNx::Inserted);
+    assert!(store.expire(b"x", Some(Duration::from_secs(100))).unwrap());
+    assert!(store.expire(b"x", None).unwrap());
+    assert_eq!(store.ttl(b"x").unwrap(), KeyTtl::Persistent);
+    assert!(!store.expire(b"nothing", None).unwrap());
+    assert_eq!(store.ttl(b"nothing").unwrap(), KeyTtl::Missing);
+    for i in 0..1200 {
+        store.set(format!("user:{i}").as_bytes(), Value::Int(i), None).unwrap();
+    }
+    store.set(b"user*glob", Value::Int(0), None).unwrap();
+    other.set(b"user:1", Value::Int(1), None).unwrap();
+    assert_eq!(store.clear(b"user:").unwrap(), 1200);
+    assert!(store.exists(b"user*glob").unwrap());
+    assert!(store.exists(b"x").unwrap());
+    assert!(other.exists(b"user:1").unwrap(), "another prefix is not touched");
+}
+
+/// The overrun case with real TTLs: A's lock expires, B takes it, A's release and extend
+/// are refused, B keeps it, and fences keep growing across releases and expiries.
+#[test]
+fn release_after_expiry_cannot_free_the_next_holders_lock() {
+    let server = RedisServer::start();
+    let store: Arc<dyn Store> = open(&server.unix_dsn(""));
+    let locks = Locks::new(store.clone());
+    let a = locks.acquire(b"job", Duration::from_millis(30), Duration::ZERO).unwrap().unwrap();
+    std::thread::sleep(Duration::from_millis(80));
+    let b = locks.acquire(b"job", Duration::from_secs(30), Duration::ZERO).unwrap().unwrap();
+    assert!(!locks.release(&a).unwrap(), "A released B's lock");
+    assert!(!locks.extend(&a, Duration::from_secs(30)).unwrap());
+    assert!(locks.is_held(&b).unwrap());
+    assert!(b.fence > a.fence);
+    let mut last = b.fence;
+    assert!(locks.release(&b).unwrap());
+    for i in 0..20 {
+        let h = locks.acquire(b"job", Duration::from_millis(5), Duration::ZERO).unwrap().unwrap();
+        assert!(h.fence > last, "acquisition {i}: {} after {last}", h.fence);
+        last = h.fence;
+        if i % 2 == 0 {
+            locks.release(&h).unwrap();
+        } else {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // The counter expired too: the clock floor keeps fences growing.
+    store.clear(b"").unwrap();
+    let h = locks.acquire(b"job", Duration::from_secs(1), Duration::ZERO).unwrap().unwrap();
+    assert!(h.fence > last);
+}
+
+/// Eight threads wait on eight different locks: the process has one subscriber
+/// connection for all of them, and each waiter gets its lock when it is released.
+#[test]
+fn one_subscriber_serves_every_waiter_of_the_process() {
+    let server = RedisServer::start();
+    let store: Arc<dyn Store> = open(&server.unix_dsn(""));
+    let locks = Locks::new(store.clone());
+    let held: Vec<_> = (0..8)
+        .map(|i| {
+            let name = format!("lock:{i}");
+            locks.acquire(name.as_bytes(), Duration::from_secs(60), Duration::ZERO).unwrap().unwrap()
+        })
+        .collect();
+    std::thread::scope(|t| {
+        let waiters: Vec<_> = (0..8)
+            .map(|i| {
+                let locks = locks.clone();
+                t.spawn(move || {
+                    let name = format!("lock:{i}");
+                    locks.acquire(name.as_bytes(), Duration::from_secs(60), Duration::from_secs(50)).unwrap()
+                })
+            })
+            .collect();
+        let admin = open(&server.unix_dsn(""));
+        // Wait until all eight channels are subscribed, then count subscriber connections.
+        let subscribers = loop {
+            let list: String = redis_cli(&server, &["CLIENT", "LIST"]);
+            let subs: Vec<&str> = list.lines().filter(|l| !l.contains(" sub=0 ")).collect();
+            if subs.iter().any(|l| l.contains(" sub=8 ")) {
+                break subs.len();
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        assert_eq!(subscribers, 1, "one subscriber connection per process");
+        drop(admin);
+        for h in &held {
+            assert!(locks.release(h).unwrap());
+        }
+        for (w, h) in waiters.into_iter().zip(&held) {
+            let got = w.join().unwrap().expect("the waiter got its lock");
+            assert!(got.fence > h.fence);
+        }
+    });
+}
+
+fn redis_cli(server: &RedisServer, args: &[&str]) -> String {
+    let out = std::process::Command::new("redis-cli")
+        .arg("-s")
+        .arg(&server.socket)
+        .args(args)
+        .output()
+        .expect("redis-cli");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The server is killed: every call fails at once with `Unavailable` naming the address
+/// (no hang), a waiter returns by its deadline, and once the server is back the same
+/// store works again without being reopened.
+#[test]
+fn a_dead_server_fails_fast_and_the_store_recovers_when_it_is_back() {
+    let mut server = RedisServer::start();
+    let store: Arc<dyn Store> = open(&server.unix_dsn("?timeout=0.5"));
+    let locks = Locks::new(store.clone());
+    store.set(b"k", Value::Int(1), None).unwrap();
+    let held = locks.acquire(b"l", Duration::from_secs(60), Duration::ZERO).unwrap().unwrap();
+    server.kill();
+    let s = store.clone();
+    let err = no_hang(move || s.get(b"k", &mut Vec::new())).unwrap_err();
+    match &err {
+        StoreError::Unavailable { address, .. } => assert!(address.contains("redis.sock"), "{err}"),
+        other => panic!("expected Unavailable, got {other}"),
+    }
+    let l = locks.clone();
+    assert!(no_hang(move || l.acquire(b"l", Duration::from_secs(1), Duration::from_millis(300))).is_err());
+    let s = store.clone();
+    let waited = no_hang(move || s.wait_for_change(b"k", 1, Duration::from_millis(300)));
+    assert!(waited.is_err() || waited.is_ok_and(|changed| !changed));
+    server.restart();
+    store.set(b"k", Value::Int(2), None).unwrap();
+    assert_eq!(store.get(b"k", &mut Vec::new()).unwrap().unwrap().value, Fetched::Int(2));
+    // The lock died with the server (no persistence); it can be had again.
+    let again = locks.acquire(b"l", Duration::from_secs(60), Duration::ZERO).unwrap();
+    assert!(again.is_some());
+    assert!(!locks.release(&held).unwrap());
+    // And waiters are woken again: the subscriber reconnected by itself.
+    let h = again.unwrap();
+    std::thread::scope(|t| {
+        let w = t.spawn(|| locks.acquire(b"l", Duration::from_secs(60), Duration::from_secs(50)).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(locks.release(&h).unwrap());
+        assert!(w.join().unwrap().is_some());
+    });
+}
