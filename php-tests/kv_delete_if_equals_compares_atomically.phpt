@@ -16,7 +16,8 @@ var_dump($kv->deleteIfEquals('lock', 'token-A'), $kv->has('lock'));
 var_dump($kv->deleteIfEquals('lock', 'token-A'));
 $big = str_repeat('compressible ', 1000);
 $kv->set('big', $big);
-var_dump($kv->stats()['memory_used'] < strlen($big));
+// Only shm:// compresses (ephpm.compress_threshold); Redis keeps the value as it is.
+var_dump(str_starts_with(ini_get('ephpm.dsn'), 'shm://') ? $kv->stats()['memory_used'] < strlen($big) : true);
 var_dump($kv->deleteIfEquals('big', $big . 'x'), $kv->deleteIfEquals('big', $big), $kv->has('big'));
 $kv->set('n', 5);
 var_dump($kv->deleteIfEquals('n', '5'));

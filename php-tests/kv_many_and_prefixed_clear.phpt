@@ -10,7 +10,7 @@ ephpm.shm_size=4M
 $all = new Ephpm\Kv();
 $all->clear();
 $app = new Ephpm\Kv(null, 'app:');
-$other = new Ephpm\Kv('shm://phpt_many', 'other:');
+$other = new Ephpm\Kv(null, 'other:');
 var_dump($app->setMany(['a' => 1, 'b' => 'two', 3 => [3]], 60));
 $other->set('a', 'not app');
 var_dump($app->getMany(['a', 'b', 'missing', 3]));

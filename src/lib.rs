@@ -39,6 +39,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
     let module = module
         .startup_function(php::startup)
         .request_shutdown_function(php::request_shutdown)
+        .shutdown_function(php::shutdown)
         .info_function(php::info::module_info);
     php::functions::register(
         module

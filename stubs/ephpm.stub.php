@@ -446,8 +446,20 @@ namespace Ephpm {
     /** A lock could not be acquired in time, the lock store is unreachable, or a held lock was lost. */
     class LockUnavailable extends \RuntimeException {}
 
-    /** A store operation failed: the shared memory could not be opened, or a lock is unrecoverable. */
+    /**
+     * A store operation failed: the shared memory could not be opened, a lock is
+     * unrecoverable, or a Redis server refused the command.
+     */
     class StoreException extends \RuntimeException {}
+
+    /**
+     * A Redis server could not be reached, or did not answer within the DSN's timeout
+     * (`?timeout=`, default 1 s). The message names the address (without its password) and
+     * the cause. The next call tries again: the process reconnects by itself when the
+     * server is back. MemoLock and StaleCache never throw it: they compute unprotected and
+     * warn.
+     */
+    class StoreUnavailable extends StoreException {}
 
     /** A value cannot fit in the store even after evicting everything that may be evicted. */
     class StoreFull extends StoreException {}

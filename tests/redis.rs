@@ -48,12 +48,30 @@ fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
         let fake = FakeRedis::start(has);
         let store = open(&fake.dsn());
         let (a, b) = (new_token(), new_token());
-        let fence = store.lock_acquire(b"job", &a, Duration::from_secs(30)).unwrap();
+        let fence = store
+            .lock_acquire(b"job", &a, Duration::from_secs(30))
+            .unwrap();
         assert_eq!(fence, Some(1), "{has:?}");
-        assert_eq!(store.lock_acquire(b"job", &b, Duration::from_secs(30)).unwrap(), None);
-        assert!(store.lock_extend(b"job", &a, Duration::from_secs(30)).unwrap());
-        assert!(!store.lock_extend(b"job", &b, Duration::from_secs(30)).unwrap());
-        assert!(!store.lock_release(b"job", &b).unwrap(), "{has:?}: a stranger released it");
+        assert_eq!(
+            store
+                .lock_acquire(b"job", &b, Duration::from_secs(30))
+                .unwrap(),
+            None
+        );
+        assert!(
+            store
+                .lock_extend(b"job", &a, Duration::from_secs(30))
+                .unwrap()
+        );
+        assert!(
+            !store
+                .lock_extend(b"job", &b, Duration::from_secs(30))
+                .unwrap()
+        );
+        assert!(
+            !store.lock_release(b"job", &b).unwrap(),
+            "{has:?}: a stranger released it"
+        );
         assert!(store.lock_release(b"job", &a).unwrap());
         assert!(!store.exists(b"job").unwrap());
         let log = fake.log();
@@ -70,12 +88,19 @@ fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
             .any(|l| l.contains(extend));
         assert!(extends, "{has:?}: extend not by {extend}: {log:?}");
         if has.is_empty() {
-            assert!(!log.iter().any(|l| l.starts_with("DELEX") || l.starts_with("DELIFEQ")));
+            assert!(
+                !log.iter()
+                    .any(|l| l.starts_with("DELEX") || l.starts_with("DELIFEQ"))
+            );
         }
     }
     let server = RedisServer::start();
     let store = open(&server.unix_dsn(""));
-    assert_eq!(store.flavour().unwrap().name(), "Lua", "Debian's Redis 7.0 has neither");
+    assert_eq!(
+        store.flavour().unwrap().name(),
+        "Lua",
+        "Debian's Redis 7.0 has neither"
+    );
 }
 
 /// Every kind comes back as itself; integers are Redis integers (INCRBY works on them,
@@ -102,20 +127,59 @@ fn values_keep_their_kind_and_integers_stay_redis_integers() {
         let expected = v.copy_into(&mut Vec::new());
         assert_eq!(hit.value, expected, "{v:?}");
         if matches!(v, Value::Str(_)) {
-            assert_eq!(out, match v {
-                Value::Str(b) => b.to_vec(),
-                _ => unreachable!(),
-            });
+            assert_eq!(
+                out,
+                match v {
+                    Value::Str(b) => b.to_vec(),
+                    _ => unreachable!(),
+                }
+            );
         }
     }
     assert_eq!(store.incr_by(b"k4", 10, None).unwrap(), 3);
-    assert_eq!(store.incr_by(b"fresh", 5, Some(Duration::from_secs(60))).unwrap(), 5);
+    assert_eq!(
+        store
+            .incr_by(b"fresh", 5, Some(Duration::from_secs(60)))
+            .unwrap(),
+        5
+    );
     assert!(matches!(store.ttl(b"fresh").unwrap(), KeyTtl::Remaining(_)));
-    assert!(matches!(store.incr_by(b"k1", 1, None), Err(StoreError::NotAnInteger)));
+    assert!(matches!(
+        store.incr_by(b"k0", 1, None),
+        Err(StoreError::NotAnInteger)
+    ));
     store.set(b"max", Value::Int(i64::MAX), None).unwrap();
-    assert!(matches!(store.incr_by(b"max", 1, None), Err(StoreError::Overflow)));
+    assert!(matches!(
+        store.incr_by(b"max", 1, None),
+        Err(StoreError::Overflow)
+    ));
     let got = store.get(b"max", &mut out).unwrap().unwrap();
     assert_eq!(got.value, Fetched::Int(i64::MAX));
+    // As on shm://, a string that holds an integer counts as one, and becomes one.
+    for (text, after) in [(&b"41"[..], 42), (b"+5", 6), (b"007", 8), (b"-0", 1)] {
+        store
+            .set(b"s", Value::Str(text), Some(Duration::from_secs(60)))
+            .unwrap();
+        assert_eq!(store.incr_by(b"s", 1, None).unwrap(), after, "{text:?}");
+        assert_eq!(
+            store.get(b"s", &mut out).unwrap().unwrap().value,
+            Fetched::Int(after)
+        );
+        assert!(
+            matches!(store.ttl(b"s").unwrap(), KeyTtl::Remaining(_)),
+            "the TTL stays"
+        );
+    }
+    // deleteIfEquals matches a string by its bytes and an integer by its digits, and never
+    // mistakes a tag byte for a kind.
+    store.set(b"n", Value::Int(5), None).unwrap();
+    assert!(!store.del_if_eq(b"n", b"05").unwrap());
+    assert!(store.del_if_eq(b"n", b"5").unwrap());
+    store.set(b"n", Value::Str(b"5"), None).unwrap();
+    assert!(store.del_if_eq(b"n", b"5").unwrap());
+    store.set(b"n", Value::Serialized(b"abc"), None).unwrap();
+    assert!(!store.del_if_eq(b"n", b"\x02abc").unwrap());
+    assert!(store.exists(b"n").unwrap());
 }
 
 /// Expiry with real TTLs, persist, and a clear that takes only its prefix.
@@ -124,25 +188,38 @@ fn ttl_expire_and_clear_by_prefix() {
     let server = RedisServer::start();
     let store = open(&server.unix_dsn("?prefix=a:"));
     let other = open(&server.unix_dsn("?prefix=b:"));
-    store.set(b"x", Value::Int(1), Some(Duration::from_millis(30))).unwrap();
-    assert_eq!(store.set_nx(b"x", Value::Int(2), None).unwrap(), SetNx::Exists);
+    store
+        .set(b"x", Value::Int(1), Some(Duration::from_millis(30)))
+        .unwrap();
+    assert_eq!(
+        store.set_nx(b"x", Value::Int(2), None).unwrap(),
+        SetNx::Exists
+    );
     std::thread::sleep(Duration::from_millis(80));
     assert!(!store.exists(b"x").unwrap());
-    assert_eq!(store.set_nx(b"x", Value::Int(2), None).unwrap(), SetNx::Inserted);
+    assert_eq!(
+        store.set_nx(b"x", Value::Int(2), None).unwrap(),
+        SetNx::Inserted
+    );
     assert!(store.expire(b"x", Some(Duration::from_secs(100))).unwrap());
     assert!(store.expire(b"x", None).unwrap());
     assert_eq!(store.ttl(b"x").unwrap(), KeyTtl::Persistent);
     assert!(!store.expire(b"nothing", None).unwrap());
     assert_eq!(store.ttl(b"nothing").unwrap(), KeyTtl::Missing);
     for i in 0..1200 {
-        store.set(format!("user:{i}").as_bytes(), Value::Int(i), None).unwrap();
+        store
+            .set(format!("user:{i}").as_bytes(), Value::Int(i), None)
+            .unwrap();
     }
     store.set(b"user*glob", Value::Int(0), None).unwrap();
     other.set(b"user:1", Value::Int(1), None).unwrap();
     assert_eq!(store.clear(b"user:").unwrap(), 1200);
     assert!(store.exists(b"user*glob").unwrap());
     assert!(store.exists(b"x").unwrap());
-    assert!(other.exists(b"user:1").unwrap(), "another prefix is not touched");
+    assert!(
+        other.exists(b"user:1").unwrap(),
+        "another prefix is not touched"
+    );
 }
 
 /// The overrun case with real TTLs: A's lock expires, B takes it, A's release and extend
@@ -152,9 +229,15 @@ fn release_after_expiry_cannot_free_the_next_holders_lock() {
     let server = RedisServer::start();
     let store: Arc<dyn Store> = open(&server.unix_dsn(""));
     let locks = Locks::new(store.clone());
-    let a = locks.acquire(b"job", Duration::from_millis(30), Duration::ZERO).unwrap().unwrap();
+    let a = locks
+        .acquire(b"job", Duration::from_millis(30), Duration::ZERO)
+        .unwrap()
+        .unwrap();
     std::thread::sleep(Duration::from_millis(80));
-    let b = locks.acquire(b"job", Duration::from_secs(30), Duration::ZERO).unwrap().unwrap();
+    let b = locks
+        .acquire(b"job", Duration::from_secs(30), Duration::ZERO)
+        .unwrap()
+        .unwrap();
     assert!(!locks.release(&a).unwrap(), "A released B's lock");
     assert!(!locks.extend(&a, Duration::from_secs(30)).unwrap());
     assert!(locks.is_held(&b).unwrap());
@@ -162,7 +245,10 @@ fn release_after_expiry_cannot_free_the_next_holders_lock() {
     let mut last = b.fence;
     assert!(locks.release(&b).unwrap());
     for i in 0..20 {
-        let h = locks.acquire(b"job", Duration::from_millis(5), Duration::ZERO).unwrap().unwrap();
+        let h = locks
+            .acquire(b"job", Duration::from_millis(5), Duration::ZERO)
+            .unwrap()
+            .unwrap();
         assert!(h.fence > last, "acquisition {i}: {} after {last}", h.fence);
         last = h.fence;
         if i % 2 == 0 {
@@ -173,7 +259,10 @@ fn release_after_expiry_cannot_free_the_next_holders_lock() {
     }
     // The counter expired too: the clock floor keeps fences growing.
     store.clear(b"").unwrap();
-    let h = locks.acquire(b"job", Duration::from_secs(1), Duration::ZERO).unwrap().unwrap();
+    let h = locks
+        .acquire(b"job", Duration::from_secs(1), Duration::ZERO)
+        .unwrap()
+        .unwrap();
     assert!(h.fence > last);
 }
 
@@ -187,7 +276,10 @@ fn one_subscriber_serves_every_waiter_of_the_process() {
     let held: Vec<_> = (0..8)
         .map(|i| {
             let name = format!("lock:{i}");
-            locks.acquire(name.as_bytes(), Duration::from_secs(60), Duration::ZERO).unwrap().unwrap()
+            locks
+                .acquire(name.as_bytes(), Duration::from_secs(60), Duration::ZERO)
+                .unwrap()
+                .unwrap()
         })
         .collect();
     std::thread::scope(|t| {
@@ -196,7 +288,13 @@ fn one_subscriber_serves_every_waiter_of_the_process() {
                 let locks = locks.clone();
                 t.spawn(move || {
                     let name = format!("lock:{i}");
-                    locks.acquire(name.as_bytes(), Duration::from_secs(60), Duration::from_secs(50)).unwrap()
+                    locks
+                        .acquire(
+                            name.as_bytes(),
+                            Duration::from_secs(60),
+                            Duration::from_secs(50),
+                        )
+                        .unwrap()
                 })
             })
             .collect();
@@ -241,7 +339,10 @@ fn a_dead_server_fails_fast_and_the_store_recovers_when_it_is_back() {
     let store: Arc<dyn Store> = open(&server.unix_dsn("?timeout=0.5"));
     let locks = Locks::new(store.clone());
     store.set(b"k", Value::Int(1), None).unwrap();
-    let held = locks.acquire(b"l", Duration::from_secs(60), Duration::ZERO).unwrap().unwrap();
+    let held = locks
+        .acquire(b"l", Duration::from_secs(60), Duration::ZERO)
+        .unwrap()
+        .unwrap();
     server.kill();
     let s = store.clone();
     let err = no_hang(move || s.get(b"k", &mut Vec::new())).unwrap_err();
@@ -250,21 +351,33 @@ fn a_dead_server_fails_fast_and_the_store_recovers_when_it_is_back() {
         other => panic!("expected Unavailable, got {other}"),
     }
     let l = locks.clone();
-    assert!(no_hang(move || l.acquire(b"l", Duration::from_secs(1), Duration::from_millis(300))).is_err());
+    assert!(
+        no_hang(move || l.acquire(b"l", Duration::from_secs(1), Duration::from_millis(300)))
+            .is_err()
+    );
     let s = store.clone();
     let waited = no_hang(move || s.wait_for_change(b"k", 1, Duration::from_millis(300)));
     assert!(waited.is_err() || waited.is_ok_and(|changed| !changed));
     server.restart();
     store.set(b"k", Value::Int(2), None).unwrap();
-    assert_eq!(store.get(b"k", &mut Vec::new()).unwrap().unwrap().value, Fetched::Int(2));
+    assert_eq!(
+        store.get(b"k", &mut Vec::new()).unwrap().unwrap().value,
+        Fetched::Int(2)
+    );
     // The lock died with the server (no persistence); it can be had again.
-    let again = locks.acquire(b"l", Duration::from_secs(60), Duration::ZERO).unwrap();
+    let again = locks
+        .acquire(b"l", Duration::from_secs(60), Duration::ZERO)
+        .unwrap();
     assert!(again.is_some());
     assert!(!locks.release(&held).unwrap());
     // And waiters are woken again: the subscriber reconnected by itself.
     let h = again.unwrap();
     std::thread::scope(|t| {
-        let w = t.spawn(|| locks.acquire(b"l", Duration::from_secs(60), Duration::from_secs(50)).unwrap());
+        let w = t.spawn(|| {
+            locks
+                .acquire(b"l", Duration::from_secs(60), Duration::from_secs(50))
+                .unwrap()
+        });
         std::thread::sleep(Duration::from_millis(50));
         assert!(locks.release(&h).unwrap());
         assert!(w.join().unwrap().is_some());

@@ -1,6 +1,8 @@
 //! The one place engine errors become PHP exceptions, and the exception classes ephpm
 //! registers: `Ephpm\StoreException extends \RuntimeException` (a store that failed),
-//! `Ephpm\StoreFull extends Ephpm\StoreException` (a value that cannot fit) and
+//! `Ephpm\StoreFull extends Ephpm\StoreException` (a value that cannot fit),
+//! `Ephpm\StoreUnavailable extends Ephpm\StoreException` (a server that cannot be reached
+//! or did not answer in time; the message names its address and the cause) and
 //! `Ephpm\LockUnavailable extends \RuntimeException` (a lock that cannot be had, or was lost).
 //!
 //! The classes are registered with the raw ClassBuilder and no object override, so they
@@ -17,6 +19,7 @@ use crate::store::StoreError;
 
 static STORE_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 static STORE_FULL: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
+static STORE_UNAVAILABLE: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 static LOCK_UNAVAILABLE: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
 
 /// `\RuntimeException` (SPL is always built in).
@@ -50,6 +53,10 @@ pub fn register() -> ext_php_rs::error::Result<()> {
         .extends((store_exception, "\\Ephpm\\StoreException"))
         .registration(|ce, _| STORE_FULL.store(ce, Ordering::Release))
         .register()?;
+    ClassBuilder::new("Ephpm\\StoreUnavailable")
+        .extends((store_exception, "\\Ephpm\\StoreException"))
+        .registration(|ce, _| STORE_UNAVAILABLE.store(ce, Ordering::Release))
+        .register()?;
     ClassBuilder::new("Ephpm\\LockUnavailable")
         .extends((runtime_exception, "\\RuntimeException"))
         .registration(|ce, _| LOCK_UNAVAILABLE.store(ce, Ordering::Release))
@@ -73,6 +80,8 @@ pub fn throw(err: &StoreError, key_arg: u32, what: &str) {
         StoreError::Full { .. } => (class(&STORE_FULL), format!("{what}: {err}")),
         StoreError::NotAnInteger => (ce::type_error(), format!("{what}: {err}")),
         StoreError::Overflow => (ce::arithmetic_error(), format!("{what}: {err}")),
+        StoreError::Unavailable { .. } => (class(&STORE_UNAVAILABLE), format!("{what}: {err}")),
+        StoreError::Remote { .. } => (store_exception(), format!("{what}: {err}")),
         StoreError::Shm(_) => (
             store_exception(),
             format!("{what}: ephpm store failure: {err}"),

@@ -77,3 +77,10 @@ pub unsafe extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 
     stale_cache::release_undone();
     0
 }
+
+/// MSHUTDOWN: stops the background runtime (the Redis subscriber), if this process
+/// started one.
+pub unsafe extern "C" fn shutdown(_ty: i32, _module_number: i32) -> i32 {
+    crate::runtime::shutdown();
+    0
+}

@@ -153,7 +153,11 @@ fn answer(args: &[Vec<u8>], has: &[&str], st: &mut State) -> Vec<u8> {
         }
         "PUBLISH" => int(0),
         "PEXPIRE" => int(st.data.contains_key(&args[1]) as i64),
-        "PTTL" => int(if st.data.contains_key(&args[1]) { -1 } else { -2 }),
+        "PTTL" => int(if st.data.contains_key(&args[1]) {
+            -1
+        } else {
+            -2
+        }),
         "SCRIPT" => {
             let body = String::from_utf8_lossy(&args[2]).into_owned();
             let sha = sha1_smol::Sha1::from(&body).digest().to_string();
@@ -187,7 +191,8 @@ fn run_script(first_line: &str, keys: &[Vec<u8>], argv: &[Vec<u8>], st: &mut Sta
                 .get(&keys[1])
                 .map_or(0, |v| String::from_utf8_lossy(v).parse::<i64>().unwrap())
                 + 1;
-            st.data.insert(keys[1].clone(), fence.to_string().into_bytes());
+            st.data
+                .insert(keys[1].clone(), fence.to_string().into_bytes());
             int(fence)
         }
         "-- ephpm:release" => {

@@ -216,14 +216,20 @@ impl RedisStore {
         Ok(stored.map_or(0, |b| fingerprint(&b)))
     }
 
-    /// Deletes `full` if it holds `expected` (stored form), publishing on its channel.
+    /// Deletes `full` if it holds the string `expected` (or, when that spells an integer,
+    /// the integer), publishing on its channel. A lock token never spells an integer, so
+    /// releases take the server's native command where it has one.
     fn compare_and_delete(&self, full: &[u8], expected: &[u8]) -> Result<bool> {
+        let as_str = encoded(Value::Str(expected));
+        let as_int = matches!(value::decode(expected), Value::Int(_)).then_some(expected);
         let channel = keys::derived(full, keys::WAKE);
         #[cfg(feature = "broken-atomicity")]
         {
             let stored: Option<Vec<u8>> =
                 self.run(|c| redis::cmd("GET").arg(full).query(&mut c.con))?;
-            if stored.as_deref() != Some(expected) {
+            if stored.as_deref() != Some(&as_str[..])
+                && (as_int.is_none() || stored.as_deref() != as_int)
+            {
                 return Ok(false);
             }
             std::thread::yield_now();
@@ -240,9 +246,15 @@ impl RedisStore {
         }
         self.run(|c| {
             let deleted: i64 = match c.flavour {
+                _ if as_int.is_some() => scripts::RELEASE
+                    .key(full)
+                    .arg(&as_str)
+                    .arg(&channel)
+                    .arg(expected)
+                    .invoke(&mut c.con)?,
                 Flavour::Lua => scripts::RELEASE
                     .key(full)
-                    .arg(expected)
+                    .arg(&as_str)
                     .arg(&channel)
                     .invoke(&mut c.con)?,
                 native => {
@@ -254,7 +266,7 @@ impl RedisStore {
                     if native == Flavour::Delex {
                         del.arg("IFEQ");
                     }
-                    del.arg(expected);
+                    del.arg(&as_str);
                     let (deleted, _): (i64, i64) = redis::pipe()
                         .add_command(del)
                         .cmd("PUBLISH")
@@ -343,7 +355,7 @@ impl Store for RedisStore {
     }
 
     fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
-        self.compare_and_delete(&self.key(key), &encoded(Value::Str(expected)))
+        self.compare_and_delete(&self.key(key), expected)
     }
 
     fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
@@ -351,7 +363,10 @@ impl Store for RedisStore {
         {
             let mut out = Vec::new();
             let now = match self.get(key, &mut out)? {
-                Some(super::Hit { value: super::Fetched::Int(n), .. }) => n,
+                Some(super::Hit {
+                    value: super::Fetched::Int(n),
+                    ..
+                }) => n,
                 Some(_) => return Err(StoreError::NotAnInteger),
                 None => 0,
             };
@@ -361,14 +376,20 @@ impl Store for RedisStore {
             return Ok(new);
         }
         let full = self.key(key);
-        self.run(|c| match ttl {
+        let native = self.run(|c| match ttl {
             None => redis::cmd("INCRBY").arg(&full).arg(by).query(&mut c.con),
             Some(ttl) => scripts::INCR_WITH_TTL
                 .key(&full)
                 .arg(by)
                 .arg(millis(ttl))
                 .invoke(&mut c.con),
-        })
+        });
+        match native {
+            Err(StoreError::NotAnInteger) => {
+                self.run(|c| scripts::INCR_TEXT.key(&full).arg(by).invoke(&mut c.con))
+            }
+            other => other,
+        }
     }
 
     fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
@@ -510,7 +531,7 @@ impl Store for RedisStore {
     }
 
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
-        self.compare_and_delete(&self.key(name), &encoded(Value::Str(token)))
+        self.compare_and_delete(&self.key(name), token)
     }
 
     fn describe(&self) -> String {

@@ -72,12 +72,14 @@ return fence",
     )
 });
 
-/// Deletes a key whose value is ARGV[1] and publishes on the channel ARGV[2]. KEYS: key.
-/// Returns 1 when it deleted.
+/// Deletes a key whose value is ARGV[1] (or ARGV[3], when given: an integer matches as its
+/// Redis integer and as a string ephpm tagged) and publishes on the channel ARGV[2].
+/// KEYS: key. Returns 1 when it deleted.
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"-- ephpm:release
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local v = redis.call('GET', KEYS[1])
+if v ~= ARGV[1] and (ARGV[3] == nil or v ~= ARGV[3]) then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('PUBLISH', ARGV[2], '')
 return 1",
@@ -100,6 +102,28 @@ pub static INCR_WITH_TTL: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"-- ephpm:incr
 if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], '0', 'PX', ARGV[2]) end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+return redis.call('GET', KEYS[1])",
+    )
+});
+
+/// The increment of a string that holds an integer in another spelling ("+5", "007", or a
+/// string ephpm tagged because it reads as one): INCRBY refuses those, `shm://` counts
+/// them. KEYS: key. ARGV: increment. Rewrites the number canonically (keeping the TTL),
+/// adds, and returns the new value as a string.
+pub static INCR_TEXT: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:incr_text
+local refused = 'ERR value is not an integer or out of range'
+local v = redis.call('GET', KEYS[1])
+if not v then return redis.error_reply(refused) end
+if string.byte(v, 1) == 1 then v = string.sub(v, 2) end
+local sign, digits = string.match(v, '^([+-]?)(%d+)$')
+if not digits then return redis.error_reply(refused) end
+digits = (string.gsub(digits, '^0+', ''))
+if digits == '' then digits = '0' end
+if sign == '+' or digits == '0' then sign = '' end
+redis.call('SET', KEYS[1], sign .. digits, 'KEEPTTL')
 redis.call('INCRBY', KEYS[1], ARGV[1])
 return redis.call('GET', KEYS[1])",
     )
