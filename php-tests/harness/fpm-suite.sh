@@ -1,47 +1,28 @@
 #!/usr/bin/env bash
 # Real php-fpm (4 static workers on a unix socket in a temporary folder) driven with
 # cgi-fcgi: every worker and the CLI share one store.
-#   php-tests/harness/fpm-suite.sh path/to/ephpm.so
+#   php-tests/harness/fpm-suite.sh path/to/ephpm.so [shm|redis]
+# With "redis" the store is a redis-server this script starts on a unix socket in the
+# same folder (and stops by pid), and the summary line is "fpm-redis: ...".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 so=$(realpath "$1")
 fpm=$(command -v php-fpm8.2 || command -v php-fpm)
 if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
-    skip "php-fpm and cgi-fcgi are not installed"; # StaleCache under FPM: the refresh runs after fastcgi_finish_request(), so the client has
-# its response while the refresh still waits for the client's word.
-cli '$c = new Ephpm\StaleCache(new Ephpm\Kv(), 60); $c->get("swr:hot", function (&$ttl) { $ttl = 0.1; return "old"; }); usleep(200000);'
-check "a stale key is served at once by an FPM request" old "$(request "op=swr")"
-cli '(new Ephpm\Kv())->set("swr:client has the response", 1);'
-cli '$kv = new Ephpm\Kv(); $t = microtime(true) + 15; while (!$kv->has("swr:refresh saw") && microtime(true) < $t) usleep(1000);'
-check "the refresh ran after the client had the response" "the client had the response" \
-    "$(cli 'echo (new Ephpm\Kv())->get("swr:refresh saw");')"
-check "the refreshed value is served next" "new" "$(request "op=swr")"
-# Sessions: 50 concurrent requests on one session, each reading a counter, holding the
-# session 10 ms and writing counter + 1. Locked, none is lost; unlocked, updates are lost
-# (which shows the test can fail).
-session_race() { # session_race SID LOCKING -> the counter after 50 requests
-    for _ in $(seq 50); do request "op=session&sid=$1&locking=$2" >/dev/null & done
-    wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
-    request "op=session&sid=$1" # one more, locked, to read the count
-}
-check "50 concurrent requests on one locked session count to exactly 50 (the 51st request reads it)" 51 "$(session_race race_locked 1)"
-unlocked=$(session_race race_unlocked 0)
-check "with ephpm.session.locking=0 the same run loses updates" yes \
-    "$([ "$unlocked" -lt 51 ] && echo yes || echo "no ($unlocked)")"
-# A request that exits, and one that dies of a fatal error, hold the session: the next
-# request (waiting at most 5 s, then failing) still gets it, long before the 30 s TTL.
-request "op=session&sid=ends_early&then=exit" >/dev/null
-check "a request that called exit() released the session lock" 2 \
-    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
-request "op=session&sid=ends_early&then=fatal" >/dev/null
-check "a request that died of a fatal error released the session lock" 4 \
-    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
-summary fpm; exit 0
+    skip "php-fpm and cgi-fcgi are not installed"; summary fpm; exit 0
 fi
+backend=${2:-shm}
+label=fpm; [ "$backend" = redis ] && label=fpm-redis
 tmp=$(mktemp -d)
 store="fpmtest_$$"
 ini=(-n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M)
+if [ "$backend" = redis ]; then
+    redis-server --port 0 --unixsocket "$tmp/redis.sock" --unixsocketperm 700 --save "" \
+        --appendonly no --dir "$tmp" --daemonize yes --pidfile "$tmp/redis.pid" >/dev/null
+    for _ in $(seq 100); do [ -S "$tmp/redis.sock" ] && break; sleep 0.05; done
+    ini+=(-d "ephpm.dsn=unix://$tmp/redis.sock")
+fi
 cat > "$tmp/fpm.conf" <<CONF
 [global]
 pid = $tmp/fpm.pid
@@ -58,6 +39,7 @@ CONF
 master=$!
 cleanup() {
     kill -QUIT "$master" 2>/dev/null; wait "$master" 2>/dev/null
+    [ -f "$tmp/redis.pid" ] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null && sleep 0.1
     rm -rf "$tmp" "/dev/shm/ephpm.$(id -u).$store"
 }
 trap cleanup EXIT
@@ -114,4 +96,4 @@ check "a request that called exit() released the session lock" 2 \
 request "op=session&sid=ends_early&then=fatal" >/dev/null
 check "a request that died of a fatal error released the session lock" 4 \
     "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
-summary fpm
+summary "$label"

@@ -25,9 +25,11 @@ for backend in redis redis-tcp; do
         --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
         | tee /dev/stderr | cargo_results >> "$summaries"
 done
-for suite in "run-phpt.sh" "fpm-suite.sh" "user-suite.sh"; do
+for suite in "run-phpt.sh" "phpt-on-redis.sh" "fpm-suite.sh" "fpm-suite.sh redis" "user-suite.sh"; do
     echo "== $suite"
-    bash "$here/$suite" "$so" | tee /dev/stderr | grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' >> "$summaries"
+    # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
+    set -- $suite
+    bash "$here/$1" "$so" "${@:2}" | tee /dev/stderr | grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' >> "$summaries"
 done
 echo "== summary"
 cat "$summaries"
