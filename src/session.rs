@@ -66,6 +66,10 @@ pub struct Handler {
     settings: Settings,
     /// The lock this request holds, and the id it is for.
     held: Option<(Vec<u8>, Held)>,
+    /// A session started empty because the store could not be reached (`OnTimeout::Warn`):
+    /// its writes are dropped, so that a store that comes back mid-request never gets
+    /// the stored session overwritten by one this request never read.
+    unread: Option<Vec<u8>>,
 }
 
 fn data_key(id: &[u8]) -> Vec<u8> {
@@ -92,6 +96,7 @@ impl Handler {
             locks,
             settings,
             held: None,
+            unread: None,
         }
     }
 
@@ -101,8 +106,26 @@ impl Handler {
 
     /// Reads session `id` into `out` (empty for a new session), taking its lock first.
     /// `Ok(Some(warning))` when the lock could not be had and the read went on without
-    /// it (`OnTimeout::Warn`).
+    /// it, or the store could not be reached and the session starts empty, unsaved
+    /// (`OnTimeout::Warn`).
     pub fn read(&mut self, id: &[u8], out: &mut Vec<u8>) -> Result<Option<String>> {
+        self.unread = None;
+        match self.read_locked(id, out) {
+            Err(SessionError::Store(e @ StoreError::Unavailable { .. }))
+                if self.settings.on_timeout == OnTimeout::Warn =>
+            {
+                out.clear();
+                self.unread = Some(id.to_vec());
+                Ok(Some(format!(
+                    "ephpm: session {} starts empty and its changes will not be saved: {e}",
+                    shown(id)
+                )))
+            }
+            other => other,
+        }
+    }
+
+    fn read_locked(&mut self, id: &[u8], out: &mut Vec<u8>) -> Result<Option<String>> {
         let mut warning = None;
         if self.settings.locking && !self.holds(id) {
             self.close();
@@ -133,6 +156,10 @@ impl Handler {
         Ok(warning)
     }
 
+    fn is_unread(&self, id: &[u8]) -> bool {
+        self.unread.as_deref() == Some(id)
+    }
+
     fn holds(&self, id: &[u8]) -> bool {
         self.held.as_ref().is_some_and(|(held_id, _)| held_id == id)
     }
@@ -161,6 +188,9 @@ impl Handler {
 
     /// Writes session `id`, living `max_lifetime` seconds (0: no expiry).
     pub fn write(&mut self, id: &[u8], data: &[u8], max_lifetime: i64) -> Result<()> {
+        if self.is_unread(id) {
+            return Ok(());
+        }
         self.still_ours(id)?;
         self.space
             .set(&data_key(id), Value::Str(data), lifetime(max_lifetime))?;
@@ -170,6 +200,9 @@ impl Handler {
     /// Refreshes the lifetime of an unchanged session (`session.lazy_write`); writes it
     /// when it is not stored yet.
     pub fn touch(&mut self, id: &[u8], data: &[u8], max_lifetime: i64) -> Result<()> {
+        if self.is_unread(id) {
+            return Ok(());
+        }
         self.still_ours(id)?;
         if !self.space.expire(&data_key(id), lifetime(max_lifetime))? {
             self.space
@@ -220,8 +253,18 @@ impl Handler {
                 return Ok(None);
             };
             let ttl = lifetime(max_lifetime);
-            if self.space.set_nx(&data_key(&id), Value::Str(b""), ttl)? == SetNx::Inserted {
-                return Ok(Some(id));
+            match self.space.set_nx(&data_key(&id), Value::Str(b""), ttl) {
+                Ok(SetNx::Inserted) => return Ok(Some(id)),
+                Ok(SetNx::Exists) => {}
+                // Nothing can be reserved in a store that cannot be reached. The id is
+                // still unguessable, and the read that follows warns that the session
+                // is not saved.
+                Err(StoreError::Unavailable { .. })
+                    if self.settings.on_timeout == OnTimeout::Warn =>
+                {
+                    return Ok(Some(id));
+                }
+                Err(e) => return Err(e.into()),
             }
         }
         Err(SessionError::NoFreeId(ATTEMPTS))

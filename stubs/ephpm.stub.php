@@ -187,6 +187,15 @@ namespace Ephpm {
         public function __construct(?Kv $store = null, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null) {}
 
         /**
+         * A MemoLock on the store a DSN names, for locks shared by a fleet:
+         * `Ephpm\MemoLock::fromDsn('redis://10.0.0.5:6379')`. The same as
+         * `new Ephpm\MemoLock(new Ephpm\Kv($dsn), ...)`.
+         *
+         * @throws \ValueError when the DSN or a duration is not usable.
+         */
+        public static function fromDsn(string $dsn, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null): static {}
+
+        /**
          * Symfony's cache callback wrapper: `$pool->setCallbackWrapper(new Ephpm\MemoLock())`.
          * The process that wins the key's lock computes, publishes the item (through
          * `$setMetadata` and `$pool->save()`) and releases, which wakes the others; they

@@ -383,3 +383,41 @@ fn a_dead_server_fails_fast_and_the_store_recovers_when_it_is_back() {
         assert!(w.join().unwrap().is_some());
     });
 }
+
+/// A session whose store cannot be reached follows `lock_timeout`: `fail` fails the
+/// read; `warn` starts it empty with a warning and drops its writes, so that the stored
+/// session is never overwritten by one this request did not read.
+#[test]
+fn a_session_whose_store_is_down_follows_lock_timeout() {
+    use ephpm::keyspace::Keyspace;
+    use ephpm::session::{Handler, OnTimeout, Settings};
+    let mut server = RedisServer::start();
+    let store: Arc<dyn Store> = open(&server.unix_dsn("?timeout=0.5"));
+    let space = Keyspace::new(store.clone(), b"app:");
+    let settings = |on_timeout| Settings {
+        locking: true,
+        lock_ttl: Duration::from_secs(30),
+        lock_wait: Duration::from_secs(1),
+        on_timeout,
+    };
+    let mut h = Handler::new(space.clone(), settings(OnTimeout::Warn));
+    h.read(b"s1", &mut Vec::new()).unwrap();
+    h.write(b"s1", b"n|i:1;", 0).unwrap();
+    h.close();
+    server.kill();
+    let mut out = b"junk".to_vec();
+    let mut down = Handler::new(space.clone(), settings(OnTimeout::Fail));
+    assert!(down.read(b"s1", &mut out).is_err());
+    let mut warned = Handler::new(space.clone(), settings(OnTimeout::Warn));
+    let warning = warned.read(b"s1", &mut out).unwrap().expect("a warning");
+    assert!(warning.contains("will not be saved"), "{warning}");
+    assert!(out.is_empty());
+    // Redis comes back before the request ends: its write is dropped.
+    server.restart();
+    warned.write(b"s1", b"n|i:99;", 0).unwrap();
+    warned.close();
+    assert!(
+        !store.exists(b"app:session:s1").unwrap(),
+        "nothing was written"
+    );
+}

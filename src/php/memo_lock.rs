@@ -105,17 +105,20 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<MemoLock> {
     let Some(space) = keyspace_arg(&c, 0, "Ephpm\\MemoLock::__construct()") else {
         return ConstructorResult::ArgError;
     };
-    let (Some(lock_ttl), Some(wait)) = (
-        ms_arg(&c, 1, DEFAULT_LOCK_TTL.as_millis() as i64, 1),
-        ms_arg(&c, 2, DEFAULT_WAIT.as_millis() as i64, 0),
-    ) else {
-        return ConstructorResult::ArgError;
-    };
-    let Some(logger) = c.object_or_null(3) else {
-        return ConstructorResult::ArgError;
-    };
+    match settings(&c, space) {
+        Some(m) => ConstructorResult::Ok(m),
+        None => ConstructorResult::ArgError,
+    }
+}
+
+/// The MemoLock on `space` with the settings in arguments 2–4 (lock TTL, wait, logger),
+/// or `None` with the exception thrown.
+fn settings(c: &Call, space: Keyspace) -> Option<MemoLock> {
+    let lock_ttl = ms_arg(c, 1, DEFAULT_LOCK_TTL.as_millis() as i64, 1)?;
+    let wait = ms_arg(c, 2, DEFAULT_WAIT.as_millis() as i64, 0)?;
+    let logger = c.object_or_null(3)?;
     let locks = Locks::new(space.store().clone());
-    ConstructorResult::Ok(MemoLock {
+    Some(MemoLock {
         space,
         locks,
         lock_ttl,
@@ -123,6 +126,23 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<MemoLock> {
         logger,
     })
 }
+
+/// `static fromDsn(string $dsn, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null): static`
+/// — a MemoLock on the store a DSN names (`redis://…` for a fleet-wide lock).
+extern "C" fn from_dsn(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 1, 4) else { return };
+        let Some(dsn) = c.string(0) else { return };
+        let space = match super::open_keyspace(Some(dsn), b"") {
+            Ok(space) => space,
+            Err(e) => return throw(&e, 1, "Ephpm\\MemoLock::fromDsn()"),
+        };
+        if let Some(m) = settings(&c, space) {
+            let _ = ext_php_rs::convert::IntoZval::set_zval(ZendClassObject::new(m), rv, false);
+        }
+    })
+}
+
 fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
     f.arg(nullable("store", DataType::object("Ephpm\\Kv")))
         .arg(Arg::new("lockTtlMs", DataType::Long).default("30000"))
@@ -498,15 +518,13 @@ extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
             return;
         };
         let mut copy = m.copy();
-        if let Some(zv) = c.arg(0).filter(|z| !z.is_null()) {
-            let _ = zv;
+        if c.arg(0).is_some_and(|z| !z.is_null()) {
             let Some(ttl) = ms_arg(&c, 0, 0, 1) else {
                 return;
             };
             copy.lock_ttl = ttl;
         }
-        if let Some(zv) = c.arg(1).filter(|z| !z.is_null()) {
-            let _ = zv;
+        if c.arg(1).is_some_and(|z| !z.is_null()) {
             let Some(wait) = ms_arg(&c, 1, 0, 0) else {
                 return;
             };
@@ -560,6 +578,16 @@ fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
             .returns(DataType::Mixed, false, false),
     ];
     let mut methods = public(methods);
+    methods.push((
+        FunctionBuilder::new("fromDsn", from_dsn)
+            .arg(Arg::new("dsn", DataType::String))
+            .arg(Arg::new("lockTtlMs", DataType::Long).default("30000"))
+            .arg(Arg::new("waitTimeoutMs", DataType::Long).default("5000"))
+            .arg(nullable("logger", DataType::object("")))
+            .required_args(1)
+            .returns(DataType::object("static"), false, false),
+        MethodFlags::Public | MethodFlags::Static,
+    ));
     methods.push((
         FunctionBuilder::new("unguarded", unguarded)
             .arg(Arg::new("pool", DataType::object("")))

@@ -169,9 +169,14 @@ impl Source<Zval> for Entry<'_> {
             // Something that is not a record (written by Kv::set, say): a miss, which
             // the computation overwrites.
             Ok(_) => Step::Missing,
+            // A store that cannot be used is a miss: the value is computed (without
+            // protection: the lock lives in the same store), warned about, and served.
             Err(e) => {
-                throw(&e, 1, "Ephpm\\StaleCache::get()");
-                Step::Failed
+                self.warn(format!(
+                    "ephpm: StaleCache could not read \"{}\": {e}",
+                    self.shown()
+                ));
+                Step::Missing
             }
         })
     }
