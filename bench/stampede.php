@@ -7,14 +7,22 @@
  *
  *   php -n -d extension=pcntl -d extension=./target/release/libephpm.so bench/stampede.php \
  *       [modes=nolock,symfony,symfony-hosts=4,memolock,poll] [workers=12] [resolverMs=300] \
- *       [runs=5] [keys=same|collide] [pool=filesystem|ephpm]
+ *       [runs=5] [keys=same|collide] [pool=filesystem|ephpm|redis] [hosts=1] [redis=DSN]
  *   ... bench/stampede.php modes=expiring,beta,swr   (a hot key whose lifetime ends: expiry.php)
+ *   ... bench/stampede.php hosts=4 pool=redis modes=symfony,memolock,memolock-redis   (a fleet)
  *
  * modes: nolock (Symfony's no-op wrapper), symfony (LockRegistry, enabled explicitly as
  * the CLI needs), symfony-hosts=N (workers split over N simulated hosts, each with its
  * own LockRegistry lock files), memolock (Ephpm\MemoLock), poll (add + 100 ms polling on
- * the same ephpm store, for scale). keys=collide gives 8 distinct keys that share one
- * LockRegistry slot (workers spread over them).
+ * the same ephpm store, for scale), memolock-redis (Ephpm\MemoLock::fromDsn on Redis).
+ * keys=collide gives 8 distinct keys that share one LockRegistry slot (workers spread
+ * over them).
+ *
+ * hosts=N simulates a fleet on this machine: worker w belongs to host w % N, and each
+ * host is its own process group with its own LockRegistry files and its own shm:// lock
+ * store (and, with pool=filesystem or pool=ephpm, its own cache). pool=redis is the
+ * fleet's usual setup: one Ephpm\Symfony\EphpmAdapter on Redis shared by every host.
+ * Without redis=DSN the benchmark starts a redis-server of its own on a unix socket.
  *
  * lag = waiter's return − the end of the computation it waited for. Workers stay alive
  * until all have reported, so that no process's exit is counted in another's lag.
@@ -22,16 +30,23 @@
 require '/usr/share/php/Symfony/Component/Cache/autoload.php';
 require __DIR__ . '/../php/autoload.php';
 require __DIR__ . '/expiry.php';
+require __DIR__ . '/../php-tests/harness/redis.inc';
 
 use Symfony\Component\Cache\Adapter\FilesystemAdapter;
 use Symfony\Component\Cache\LockRegistry;
 
-$opt = ['modes' => 'nolock,symfony,symfony-hosts=4,memolock,poll', 'workers' => 12, 'resolverMs' => 300, 'runs' => 5, 'keys' => 'same', 'pool' => 'filesystem'];
+$opt = ['modes' => 'nolock,symfony,symfony-hosts=4,memolock,poll', 'workers' => 12, 'resolverMs' => 300, 'runs' => 5, 'keys' => 'same', 'pool' => 'filesystem', 'hosts' => 1, 'redis' => ''];
 foreach (array_slice($argv, 1) as $a) {
     [$k, $v] = explode('=', $a, 2) + [1 => ''];
     $opt[$k] = $v;
 }
 $workers = (int) $opt['workers'];
+$hosts = max(1, (int) $opt['hosts']);
+$ownRedis = null;
+if ($opt['redis'] === '' && ($opt['pool'] === 'redis' || in_array('memolock-redis', explode(',', $opt['modes']), true))) {
+    $ownRedis = new TestRedis();
+    $opt['redis'] = $ownRedis->dsn();
+}
 $resolverUs = (int) $opt['resolverMs'] * 1000;
 $meta = new Ephpm\Kv('shm://bench_stampede_meta');
 $dir = sys_get_temp_dir() . '/ephpm-stampede-' . getmypid();
@@ -57,20 +72,29 @@ function colliding_keys(): array {
     return $keys;
 }
 
-function wrapper(string $mode, int $worker, string $dir): ?callable {
+/** The host-wide stores of simulated host `$host`. */
+function host_store(string $what, int $host): string {
+    return "shm://bench_stampede_{$what}_h$host";
+}
+
+function wrapper(string $mode, int $worker, string $dir, int $hosts, string $redis): ?callable {
+    $host = $worker % $hosts;
     if ($mode === 'nolock') {
         return null;
     }
     if ($mode === 'symfony' || str_starts_with($mode, 'symfony-hosts=')) {
-        $hosts = $mode === 'symfony' ? 1 : (int) substr($mode, 14);
-        LockRegistry::setFiles(host_files($dir, $worker % $hosts));
+        $lockHosts = $mode === 'symfony' ? $hosts : (int) substr($mode, 14);
+        LockRegistry::setFiles(host_files($dir, $worker % $lockHosts));
         return \Closure::fromCallable([LockRegistry::class, 'compute']);
     }
     if ($mode === 'memolock') {
-        return new Ephpm\MemoLock(new Ephpm\Kv('shm://bench_stampede_locks'), 10000, 10000);
+        return new Ephpm\MemoLock(new Ephpm\Kv(host_store('locks', $host)), 10000, 10000);
+    }
+    if ($mode === 'memolock-redis') {
+        return Ephpm\MemoLock::fromDsn($redis, 10000, 10000);
     }
     // poll: add + 100 ms polling on the same ephpm store.
-    $locks = new Ephpm\Kv('shm://bench_stampede_locks');
+    $locks = new Ephpm\Kv(host_store('locks', $host));
     return function (callable $callback, $item, bool &$save, $pool) use ($locks) {
         $token = bin2hex(random_bytes(16));
         while (true) {
@@ -111,8 +135,8 @@ if (!$coldModes) {
 }
 
 $keys = $opt['keys'] === 'collide' ? colliding_keys() : ['cold'];
-printf("stampede: %d workers, compute %d ms, %d runs, keys=%s (%d distinct), pool=%s, PHP %s, ephpm %s\n\n",
-    $workers, $opt['resolverMs'], $opt['runs'], $opt['keys'], count($keys), $opt['pool'], PHP_VERSION, phpversion('ephpm'));
+printf("stampede: %d workers on %d host(s), compute %d ms, %d runs, keys=%s (%d distinct), pool=%s, PHP %s, ephpm %s\n\n",
+    $workers, $hosts, $opt['resolverMs'], $opt['runs'], $opt['keys'], count($keys), $opt['pool'], PHP_VERSION, phpversion('ephpm'));
 printf("| %-16s | %12s | %8s | %10s | %10s | %13s |\n", 'mode', 'origin calls', 'waiters', 'lag p50 ms', 'lag max ms', 'all done, ms');
 printf("|%s|%s|%s|%s|%s|%s|\n", str_repeat('-', 18), str_repeat('-', 14), str_repeat('-', 10), str_repeat('-', 12), str_repeat('-', 12), str_repeat('-', 15));
 foreach ($coldModes as $mode) {
@@ -121,16 +145,24 @@ foreach ($coldModes as $mode) {
     for ($run = 0; $run < (int) $opt['runs']; $run++) {
         exec('rm -rf ' . escapeshellarg($dir));
         $meta->clear();
-        (new Ephpm\Kv('shm://bench_stampede_locks'))->clear();
-        (new Ephpm\Kv('shm://bench_stampede_cache'))->clear();
+        for ($h = 0; $h < $hosts; $h++) {
+            (new Ephpm\Kv(host_store('locks', $h)))->clear();
+            (new Ephpm\Kv(host_store('cache', $h)))->clear();
+        }
+        if ($opt['redis'] !== '') {
+            (new Ephpm\Kv($opt['redis']))->clear();
+        }
         $t0 = hrtime(true) + 300_000_000;
         $kids = [];
         for ($w = 0; $w < $workers; $w++) {
             if (($pid = pcntl_fork()) === 0) {
-                $pool = $opt['pool'] === 'ephpm'
-                    ? new Ephpm\Symfony\EphpmAdapter('s', 0, 'shm://bench_stampede_cache')
-                    : new FilesystemAdapter('s', 0, "$dir/cache");
-                $pool->setCallbackWrapper(wrapper($mode, $w, $dir));
+                $host = $w % $hosts;
+                $pool = match ($opt['pool']) {
+                    'ephpm' => new Ephpm\Symfony\EphpmAdapter('s', 0, host_store('cache', $host)),
+                    'redis' => new Ephpm\Symfony\EphpmAdapter('s', 0, $opt['redis']),
+                    default => new FilesystemAdapter('s', 0, "$dir/cache-$host"),
+                };
+                $pool->setCallbackWrapper(wrapper($mode, $w, $dir, $hosts, $opt['redis']));
                 $key = $keys[$w % count($keys)];
                 $meta2 = new Ephpm\Kv('shm://bench_stampede_meta');
                 $computed = false;
@@ -151,6 +183,10 @@ foreach ($coldModes as $mode) {
                     usleep(2000);
                 }
                 exit(0);
+            }
+            // Each simulated host is a process group, led by its first worker.
+            if ($hosts > 1 && function_exists('posix_setpgid')) {
+                posix_setpgid($pid, $w < $hosts ? $pid : $kids[$w % $hosts]);
             }
             $kids[] = $pid;
         }
@@ -176,3 +212,12 @@ foreach ($coldModes as $mode) {
 }
 exec('rm -rf ' . escapeshellarg($dir));
 $meta->clear();
+for ($h = 0; $h < $hosts; $h++) {
+    foreach (['locks', 'cache'] as $what) {
+        @unlink('/dev/shm/ephpm.' . posix_getuid_or_0() . '.' . substr(host_store($what, $h), 6));
+    }
+}
+
+function posix_getuid_or_0(): int {
+    return function_exists('posix_getuid') ? posix_getuid() : 0;
+}

@@ -127,11 +127,18 @@ impl Keyspace {
         timeout: Duration,
         out: &mut Vec<u8>,
     ) -> Result<Waited> {
+        let deadline = std::time::Instant::now() + timeout;
         self.with_key(key, |s, k| {
-            if s.wait_for_change(k, last_version, timeout)? {
-                Ok(Waited::Changed(s.get(k, out)?))
-            } else {
-                Ok(Waited::TimedOut)
+            loop {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if !s.wait_for_change(k, last_version, left)? {
+                    return Ok(Waited::TimedOut);
+                }
+                // A wake-up says "look again": the key may be back as it was.
+                let now = s.get(k, out)?;
+                if now.map_or(0, |h| h.version) != last_version {
+                    return Ok(Waited::Changed(now));
+                }
             }
         })
     }

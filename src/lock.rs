@@ -79,7 +79,9 @@ impl Locks {
         }
     }
 
-    /// Waits until the lock is free or `timeout` passes; returns whether it is free.
+    /// Waits until the lock may be free — it was released or changed hands, or its holder's
+    /// TTL ran out — or `timeout` passes (false). Callers race for it again: a wake-up
+    /// costs the store one call (the race), not a look and then a race.
     pub fn wait_until_free(&self, name: &[u8], timeout: Duration) -> Result<bool> {
         let deadline = Instant::now() + timeout;
         loop {
@@ -97,8 +99,12 @@ impl Locks {
                 KeyTtl::Persistent => left,
                 KeyTtl::Remaining(d) => d + Duration::from_millis(1),
             };
-            self.store
-                .wait_for_change(name, version, left.min(until_expiry))?;
+            if self
+                .store
+                .wait_for_change(name, version, left.min(until_expiry))?
+            {
+                return Ok(true);
+            }
         }
     }
 

@@ -21,8 +21,11 @@
 //!   token still holds the lock, so a holder whose lock expired can never release or
 //!   extend the next holder's.
 //! - **Versions.** Every write gives the key a new version, greater than any before it in
-//!   the same store; an absent key has version 0. `wait_for_change` returns when the
-//!   version differs from the one the caller saw.
+//!   the same store (Redis: a different one; see `redis.rs`); an absent key has version 0.
+//!   `wait_for_change` returns true once the version differs from the one the caller saw,
+//!   or when the store was told of a write to the key (Redis: a release or
+//!   compare-and-delete published on its channel): like a condition variable's wake-up,
+//!   a true return says "look again", and callers re-check what they wait for.
 
 pub mod dsn;
 pub mod redis;
@@ -174,8 +177,8 @@ pub trait Store: Send + Sync {
     /// Removes every key that starts with `prefix` (all keys when empty); returns how many.
     fn clear(&self, prefix: &[u8]) -> Result<u64>;
     fn stats(&self) -> Result<Stats>;
-    /// Blocks until the key's version differs from `last_version` (true) or `timeout`
-    /// passes (false).
+    /// Blocks until the key's version differs from `last_version`, or the store is told
+    /// of a write to it (true: look again), or `timeout` passes (false).
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool>;
     /// Takes the lock `name` for `token` for `ttl` if it is free; returns the fencing
     /// number of this acquisition, or `None` when somebody holds it.

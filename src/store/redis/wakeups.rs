@@ -66,8 +66,10 @@ impl Wakeups {
         Ok(Wakeups { shared, to_task })
     }
 
-    /// Waits until `changed` says so (true) or `timeout` passes (false). `changed` is
-    /// asked first, after every message on `channel` and after every slice.
+    /// Waits until a message arrives on `channel` or `changed` says so (true), or
+    /// `timeout` passes (false). `changed` is asked once the subscription is live (so a
+    /// write published before it is not missed) and after every slice without a
+    /// message; a message itself returns at once, and the caller looks again.
     pub fn wait(
         &self,
         channel: &[u8],
@@ -98,6 +100,9 @@ impl Wakeups {
                     .wait_timeout(channels, left)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
+            }
+            if message_count(&channels, channel) != seen {
+                return Ok(true);
             }
             seen = message_count(&channels, channel);
         }
