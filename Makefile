@@ -37,6 +37,8 @@ bench: build
 	$(PHP) bench/exclusive.php
 	$(PHP) bench/stampede.php modes=expiring,beta,swr
 	$(PHP) bench/session.php
+	$(PHP) -d extension=igbinary -d extension=redis bench/redis.php
+	$(PHP) -d extension=posix bench/stampede.php hosts=4 pool=redis modes=symfony,memolock,memolock-redis
 
 lint:
 	cargo fmt --check
@@ -60,8 +62,12 @@ prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
 	! cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
 	! cargo test --release --no-default-features --features no-repair --test shm_crash
+	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
+	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
+	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
 	cargo build --release --features broken-atomicity --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so redis | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/memolock_exclusively_never_runs_two_sections_at_once.phpt \
 		php-tests/memolock_symfony_cold_key_is_computed_once_by_12_processes.phpt \
@@ -69,3 +75,5 @@ prove-tests-can-fail: deps
 		php-tests/stale_cache_12_processes_on_a_stale_key_are_served_at_once_and_one_refreshes.phpt \
 		php-tests/session_lock_release_cannot_delete_a_lock_it_no_longer_holds.phpt \
 		php-tests/laravel_cache_store_lock_and_session_driver.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+		php-tests/redis_fleet_of_4_hosts_computes_a_cold_key_once.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

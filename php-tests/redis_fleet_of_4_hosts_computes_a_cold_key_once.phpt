@@ -12,13 +12,17 @@ exec('command -v redis-server', $out, $rc); if ($rc) die('skip redis-server is n
 <?php
 $php = PHP_BINARY . ' -n -d extension=pcntl -d extension=posix -d extension=' . escapeshellarg(getenv('EPHPM_SO') ?: ini_get('extension_dir') . '/ephpm.so');
 exec("$php " . __DIR__ . '/../bench/stampede.php hosts=4 pool=redis modes=symfony,memolock-redis workers=8 runs=2 2>&1', $lines, $rc);
+$calls = [];
 foreach ($lines as $line) {
-    if (preg_match('/^\| (symfony|memolock-redis) +\| +(\S+) +\| +(\d+) /', $line, $m)) {
-        echo "$m[1]: $m[2] origin calls, $m[3] waiters\n";
+    if (preg_match('/^\| (symfony|memolock-redis) +\| +(\d+)(?:–(\d+))? +\|/u', $line, $m)) {
+        $calls[$m[1]] = [(int) $m[2], (int) ($m[3] ?? $m[2])];   // fewest and most of the runs
     }
 }
+// LockRegistry excludes the processes of one host only: at least one computation per host.
+echo 'LockRegistry computes at least once per host: ', var_export(($calls['symfony'][0] ?? 0) >= 4, true), "\n";
+echo 'MemoLock on redis:// computes once for the fleet: ', var_export(($calls['memolock-redis'] ?? null) === [1, 1], true), "\n";
 echo "exit: $rc\n";
 --EXPECT--
-symfony: 4 origin calls, 8 waiters
-memolock-redis: 1 origin calls, 14 waiters
+LockRegistry computes at least once per host: true
+MemoLock on redis:// computes once for the fleet: true
 exit: 0

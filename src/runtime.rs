@@ -8,7 +8,8 @@
 //! own. Nothing but PHP-facing threads touches the slot below, so a fork can never catch
 //! it locked by a runtime thread.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, Once};
 use std::time::Duration;
 
 use tokio::runtime::{Handle, Runtime};
@@ -20,10 +21,36 @@ struct Owned {
 
 static RUNTIME: Mutex<Option<Owned>> = Mutex::new(None);
 
+/// This process's pid, or 0 until asked (and again in a forked child).
+static PID: AtomicU32 = AtomicU32::new(0);
+
+/// This process's pid, without a system call each time: what tells a forked child that
+/// the connections and runtime it sees are its parent's. glibc no longer caches
+/// getpid(), and the Redis backend asks on every command.
+pub fn pid() -> u32 {
+    let cached = PID.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    static AT_FORK: Once = Once::new();
+    AT_FORK.call_once(|| {
+        // SAFETY: registers a handler that only stores to an atomic, which is
+        // async-signal-safe as a fork child handler must be; no prepare or parent hook.
+        unsafe { libc::pthread_atfork(None, None, Some(forget_pid)) };
+    });
+    let pid = std::process::id();
+    PID.store(pid, Ordering::Relaxed);
+    pid
+}
+
+extern "C" fn forget_pid() {
+    PID.store(0, Ordering::Relaxed);
+}
+
 /// The process's runtime, built now if this process has none yet.
 pub fn handle() -> std::io::Result<Handle> {
     let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
-    let pid = std::process::id();
+    let pid = pid();
     if let Some(owned) = slot.take() {
         if owned.pid == pid {
             let handle = owned.runtime.handle().clone();
@@ -48,7 +75,7 @@ pub fn handle() -> std::io::Result<Handle> {
 pub fn shutdown() {
     let mut slot = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
     match slot.take() {
-        Some(owned) if owned.pid == std::process::id() => {
+        Some(owned) if owned.pid == pid() => {
             owned.runtime.shutdown_timeout(Duration::from_millis(500));
         }
         Some(inherited) => std::mem::forget(inherited),

@@ -83,7 +83,7 @@ impl RedisStore {
         })?;
         Ok(RedisStore {
             pool: Mutex::new(Pool {
-                pid: std::process::id(),
+                pid: crate::runtime::pid(),
                 idle: Vec::new(),
             }),
             wakeups: Mutex::new(None),
@@ -118,13 +118,13 @@ impl RedisStore {
     fn checkout(&self) -> Result<Conn> {
         let pooled = {
             let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-            if pool.pid != std::process::id() {
+            if pool.pid != crate::runtime::pid() {
                 // Inherited across fork(): the parent still talks over these sockets.
                 // Forgetting them keeps our copies of the descriptors open and unused.
                 for conn in pool.idle.drain(..) {
                     std::mem::forget(conn);
                 }
-                pool.pid = std::process::id();
+                pool.pid = crate::runtime::pid();
             }
             pool.idle.pop()
         };
@@ -136,7 +136,7 @@ impl RedisStore {
 
     fn checkin(&self, conn: Conn) {
         let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if pool.pid == std::process::id() {
+        if pool.pid == crate::runtime::pid() {
             pool.idle.push(conn);
         }
     }
@@ -189,7 +189,7 @@ impl RedisStore {
     /// The process's subscriber, started on first use (and again in a forked child).
     fn wakeups(&self) -> Result<Arc<Wakeups>> {
         let mut slot = self.wakeups.lock().unwrap_or_else(|e| e.into_inner());
-        let pid = std::process::id();
+        let pid = crate::runtime::pid();
         match slot.take() {
             Some((owner, w)) if owner == pid => {
                 *slot = Some((owner, w.clone()));
