@@ -35,11 +35,18 @@ namespace Ephpm {
          * Opens a store.
          *
          * @param string|null $dsn `shm://` for the host-wide store named by
-         *        `ephpm.store_name`, `shm://NAME` for another one; null means `ephpm.dsn`.
+         *        `ephpm.store_name`, `shm://NAME` for another one; a Redis or Valkey server
+         *        shared by a fleet: `redis://[user:pass@]host[:port][/db]`,
+         *        `rediss://…[?ca=/path/ca.pem]` (TLS), `unix:///path/redis.sock[?db=N]`,
+         *        each with `?timeout=SECONDS` (default 1) and `?prefix=STRING`. Nothing
+         *        connects until the first call. null means `ephpm.dsn`.
          * @param string $prefix Put before every key: two Kv with different prefixes
          *        never see each other's keys, and clear() removes only its own.
          * @throws \ValueError when the DSN is malformed or names a backend this build lacks.
          * @throws StoreException when the shared memory cannot be opened or created.
+         *
+         * On Redis every method may also throw StoreUnavailable (the server cannot be
+         * reached or did not answer within the timeout).
          */
         public function __construct(?string $dsn = null, string $prefix = '') {}
 

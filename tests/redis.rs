@@ -421,3 +421,48 @@ fn a_session_whose_store_is_down_follows_lock_timeout() {
         "nothing was written"
     );
 }
+
+/// rediss://: commands and the subscriber both go over TLS, verified against the CA
+/// given with `?ca=`; a server whose certificate that CA did not sign is unavailable,
+/// never trusted.
+#[test]
+fn rediss_talks_tls_and_refuses_a_server_it_cannot_verify() {
+    let server = RedisServer::start_tls();
+    let store: Arc<dyn Store> = open(&server.tls_dsn());
+    store.set(b"k", Value::Str(b"over tls"), None).unwrap();
+    let mut out = Vec::new();
+    store.get(b"k", &mut out).unwrap().unwrap();
+    assert_eq!(out, b"over tls");
+    let locks = Locks::new(store.clone());
+    let h = locks
+        .acquire(b"l", Duration::from_secs(60), Duration::ZERO)
+        .unwrap()
+        .unwrap();
+    std::thread::scope(|t| {
+        let w = t.spawn(|| {
+            locks
+                .acquire(b"l", Duration::from_secs(60), Duration::from_secs(50))
+                .unwrap()
+        });
+        // Released once the waiter's subscription (over TLS too) is live.
+        while !redis_cli(&server, &["PUBSUB", "CHANNELS"]).contains("{l}:ephpm:wake") {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert!(locks.release(&h).unwrap());
+        assert!(w.join().unwrap().is_some());
+    });
+    // Another CA: the handshake fails, and the store says why.
+    let other = RedisServer::start_tls();
+    let (port, _) = server.tls.as_ref().unwrap();
+    let (_, wrong_ca) = other.tls.as_ref().unwrap();
+    let untrusting = open(&format!(
+        "rediss://127.0.0.1:{port}?ca={}",
+        wrong_ca.display()
+    ));
+    match untrusting.get(b"k", &mut out) {
+        Err(StoreError::Unavailable { cause, .. }) => {
+            assert!(cause.to_lowercase().contains("certificate"), "{cause}")
+        }
+        other => panic!("expected Unavailable, got {other:?}"),
+    }
+}

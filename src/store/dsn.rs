@@ -2,10 +2,11 @@
 //! - `shm://` (the default) and `shm://NAME`: the host-wide shared-memory store;
 //! - `redis://[user:pass@]host[:port][/db]` and `unix:///path/to/redis.sock[?db=N]`: a Redis
 //!   or Valkey server, with `?timeout=SECONDS` (connect and each command, default 1) and
-//!   `?prefix=STRING` (put before every key and channel).
+//!   `?prefix=STRING` (put before every key and channel);
+//! - `rediss://…`: the same over TLS, verified against the system's CA certificates or
+//!   `?ca=/path/to/ca.pem`.
 //!
-//! `rediss://` (TLS) and `cluster://` are recognised and refused with a clear error until
-//! they exist.
+//! `cluster://` is recognised and refused with a clear error until it exists.
 
 use std::time::Duration;
 
@@ -28,6 +29,9 @@ pub struct RedisDsn {
     pub address: String,
     pub timeout: Duration,
     pub prefix: Vec<u8>,
+    /// `?ca=`: the PEM file of the CA that signed the server's certificate (rediss://),
+    /// instead of the system's.
+    pub ca: Option<String>,
 }
 
 /// A command or a connection that takes longer than this fails (`?timeout=`).
@@ -36,12 +40,12 @@ pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_secs(1);
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DsnError {
     #[error(
-        "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis://HOST[:PORT][/DB] \
+        "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB] \
          or unix:///PATH"
     )]
     Malformed(String),
     #[error(
-        "the {0}:// backend is not available in this build of ephpm; use shm://, redis:// or unix://"
+        "the {0}:// backend is not available in this build of ephpm; use shm://, redis://, rediss:// or unix://"
     )]
     Unsupported(String),
     #[error("\"{dsn}\": {why}")]
@@ -62,8 +66,8 @@ pub fn parse(dsn: &str) -> Result<Dsn, DsnError> {
         "shm" => Ok(Dsn::Shm {
             name: Some(valid_name(rest)?.into()),
         }),
-        "redis" | "unix" => parse_redis(dsn, scheme, rest).map(Dsn::Redis),
-        "rediss" | "cluster" => Err(DsnError::Unsupported(scheme.into())),
+        "redis" | "rediss" | "unix" => parse_redis(dsn, scheme, rest).map(Dsn::Redis),
+        "cluster" => Err(DsnError::Unsupported(scheme.into())),
         _ => Err(DsnError::Malformed(dsn.into())),
     }
 }
@@ -77,13 +81,14 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
     };
     let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
     let host_part = location.split('/').next().unwrap_or("");
-    if (scheme == "redis" && host_part.rsplit('@').next().is_none_or(str::is_empty))
+    if (scheme != "unix" && host_part.rsplit('@').next().is_none_or(str::is_empty))
         || (scheme == "unix" && !location.starts_with('/'))
     {
         return Err(DsnError::Malformed(hide_password(dsn)));
     }
     let mut timeout = DEFAULT_REDIS_TIMEOUT;
     let mut prefix = Vec::new();
+    let mut ca = None;
     let mut passed = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -104,6 +109,12 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
                 prefix = percent_decode(value)
                     .ok_or_else(|| bad("prefix is not valid percent-encoding".into()))?
             }
+            "ca" if scheme == "rediss" => {
+                let path = percent_decode(value)
+                    .and_then(|p| String::from_utf8(p).ok())
+                    .ok_or_else(|| bad("ca is not valid percent-encoding".into()))?;
+                ca = Some(path);
+            }
             "db" | "user" | "pass" | "protocol" => passed.push(pair),
             _ => return Err(bad(format!("unknown parameter \"{name}\""))),
         }
@@ -118,6 +129,7 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
         url,
         timeout,
         prefix,
+        ca,
     })
 }
 
@@ -207,6 +219,17 @@ mod tests {
         assert_eq!(u.url, "unix:///run/redis.sock?db=3&pass=pw");
         assert_eq!(u.address, "unix:///run/redis.sock");
         assert_eq!(u.timeout, DEFAULT_REDIS_TIMEOUT);
+        let Ok(Dsn::Redis(t)) = parse("rediss://h:6380?ca=/etc/ca%20dir/ca.pem") else {
+            panic!("not a rediss dsn")
+        };
+        assert_eq!(
+            (t.url.as_str(), t.ca.as_deref()),
+            ("rediss://h:6380", Some("/etc/ca dir/ca.pem"))
+        );
+        assert!(matches!(
+            parse("redis://h?ca=/x.pem"),
+            Err(DsnError::BadParameter { .. })
+        ));
         assert!(matches!(
             parse("redis://h?timeout=0"),
             Err(DsnError::BadParameter { .. })
@@ -241,8 +264,8 @@ mod tests {
         );
         assert_eq!(parse("shm://a/b"), Err(DsnError::BadName("a/b".into())));
         assert_eq!(
-            parse("rediss://127.0.0.1"),
-            Err(DsnError::Unsupported("rediss".into()))
+            parse("cluster://127.0.0.1"),
+            Err(DsnError::Unsupported("cluster".into()))
         );
         assert_eq!(
             parse("memcached"),

@@ -15,11 +15,23 @@ pub struct RedisServer {
     pub dir: PathBuf,
     pub socket: PathBuf,
     pub port: u16,
+    /// With `start_tls`: the loopback port that speaks TLS, and the CA that signed it.
+    pub tls: Option<(u16, PathBuf)>,
 }
 
 impl RedisServer {
     /// Starts a server in a fresh directory and waits until it answers.
     pub fn start() -> RedisServer {
+        Self::start_with(false)
+    }
+
+    /// Also listens with TLS on a second loopback port, with a certificate for 127.0.0.1
+    /// signed by a CA made for the test (`openssl`).
+    pub fn start_tls() -> RedisServer {
+        Self::start_with(true)
+    }
+
+    fn start_with(tls: bool) -> RedisServer {
         let dir = std::env::temp_dir().join(format!(
             "ephpm-redis-{}-{}",
             std::process::id(),
@@ -27,11 +39,13 @@ impl RedisServer {
         ));
         std::fs::create_dir_all(&dir).expect("redis test dir");
         let port = free_port();
+        let tls = tls.then(|| (free_port(), make_certificates(&dir)));
         let mut server = RedisServer {
             child: None,
             socket: dir.join("redis.sock"),
             dir,
             port,
+            tls,
         };
         server.spawn();
         server
@@ -51,9 +65,17 @@ impl RedisServer {
                 "no",
             ])
             .arg("--dir")
-            .arg(&self.dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
+            .arg(&self.dir);
+        if let Some((port, _)) = &self.tls {
+            cmd.args(["--tls-port", &port.to_string(), "--tls-auth-clients", "no"])
+                .arg("--tls-cert-file")
+                .arg(self.dir.join("server.crt"))
+                .arg("--tls-key-file")
+                .arg(self.dir.join("server.key"))
+                .arg("--tls-ca-cert-file")
+                .arg(self.dir.join("ca.crt"));
+        }
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
         // SAFETY: prctl(PR_SET_PDEATHSIG) takes plain integers and touches no memory; it
         // is async-signal-safe, as pre_exec requires.
         unsafe {
@@ -92,6 +114,12 @@ impl RedisServer {
     pub fn tcp_dsn(&self, query: &str) -> String {
         format!("redis://127.0.0.1:{}{query}", self.port)
     }
+
+    /// The TLS port's DSN, trusting the test's CA.
+    pub fn tls_dsn(&self) -> String {
+        let (port, ca) = self.tls.as_ref().expect("started with start_tls");
+        format!("rediss://127.0.0.1:{port}?ca={}", ca.display())
+    }
 }
 
 impl Drop for RedisServer {
@@ -99,6 +127,68 @@ impl Drop for RedisServer {
         self.kill();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it, in `dir`; returns the CA's
+/// path.
+fn make_certificates(dir: &std::path::Path) -> PathBuf {
+    let openssl = |args: &[&str]| {
+        let ok = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("openssl")
+            .success();
+        assert!(ok, "openssl {args:?}");
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=ephpm test CA",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("san.ext");
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "san.ext",
+    ]);
+    dir.join("ca.crt")
 }
 
 static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

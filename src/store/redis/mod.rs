@@ -75,12 +75,17 @@ pub struct RedisStore {
 impl RedisStore {
     /// Prepares the store; nothing connects until the first command.
     pub fn new(dsn: RedisDsn) -> Result<RedisStore> {
-        let client = redis::Client::open(dsn.url.as_str()).map_err(|e| {
+        let bad = |why: String| {
             StoreError::Dsn(super::dsn::DsnError::BadParameter {
                 dsn: dsn.address.clone(),
-                why: e.to_string(),
+                why,
             })
-        })?;
+        };
+        let client = if dsn.url.starts_with("rediss://") {
+            tls_client(&dsn).map_err(bad)?
+        } else {
+            redis::Client::open(dsn.url.as_str()).map_err(|e| bad(e.to_string()))?
+        };
         Ok(RedisStore {
             pool: Mutex::new(Pool {
                 pid: crate::runtime::pid(),
@@ -278,6 +283,25 @@ impl RedisStore {
             };
             Ok(deleted == 1)
         })
+    }
+}
+
+/// A client for `rediss://`: rustls with ring, verifying the server against the system's
+/// CA certificates, or against `?ca=` when given.
+fn tls_client(dsn: &RedisDsn) -> std::result::Result<redis::Client, String> {
+    // The process's rustls provider, chosen once; another library may have chosen first.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let url = dsn.url.as_str();
+    match &dsn.ca {
+        None => redis::Client::open(url).map_err(|e| e.to_string()),
+        Some(path) => {
+            let pem = std::fs::read(path).map_err(|e| format!("cannot read ca {path}: {e}"))?;
+            let certs = redis::TlsCertificates {
+                client_tls: None,
+                root_cert: Some(pem),
+            };
+            redis::Client::build_with_tls(url, certs).map_err(|e| e.to_string())
+        }
     }
 }
 

@@ -52,22 +52,19 @@ impl Flavour {
 /// Takes a free lock and hands out its fencing number. KEYS: lock, counter. ARGV: token,
 /// TTL in ms, the counter's TTL in ms. Returns the fence, or 0 when the lock is held.
 ///
-/// The fence is the counter plus one, but never below the server's clock in µs: the
-/// counter expires an hour after the lock's last use (a counter kept forever per name
-/// would leak one key per session id), and the clock floor keeps fences increasing across
-/// that. Both stay below 2^53, so Lua's numbers carry them exactly.
+/// The fence is the server's clock in µs, or the last fence plus one if that is not
+/// greater. The counter expires an hour after the lock's last use (a counter kept
+/// forever per name would leak one key per session id), and the clock keeps fences
+/// increasing across that. Both stay below 2^53, so Lua's numbers carry them exactly.
 pub static ACQUIRE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"-- ephpm:acquire
 if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
 local now = redis.call('TIME')
-local floor = tonumber(now[1] .. string.format('%06d', tonumber(now[2])))
-local fence = redis.call('INCR', KEYS[2])
-if fence < floor then
-  fence = floor
-  redis.call('SET', KEYS[2], string.format('%d', fence))
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+local fence = tonumber(now[1] .. string.format('%06d', tonumber(now[2])))
+local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+if fence <= last then fence = last + 1 end
+redis.call('SET', KEYS[2], string.format('%d', fence), 'PX', ARGV[3])
 return fence",
     )
 });
