@@ -2,9 +2,10 @@
 /**
  * 20 processes on one session, each holding it 10 ms: the wall time over the ideal
  * 200 ms, and the median hand-over (one request's close to the next one's read
- * returning). Handlers: PHP's files (flock), ephpm, and phpredis with
- * redis.session.locking_enabled=1 against a redis-server this script starts on a unix
- * socket in a temporary folder (skipped when redis-server or php-redis is missing).
+ * returning). Handlers: PHP's files (flock), ephpm on shm://, and, against a
+ * redis-server this script starts on a unix socket in a temporary folder (skipped when
+ * redis-server or php-redis is missing), ephpm on unix:// and phpredis with
+ * redis.session.locking_enabled=1.
  *
  *   php -n -d extension=$PWD/target/release/libephpm.so bench/session.php [requests=20] [holdMs=10] [runs=5]
  */
@@ -25,6 +26,7 @@ if (is_executable('/usr/bin/redis-server') && $redisExt === '1') {
     $redis = proc_open(['/usr/bin/redis-server', '--port', '0', '--unixsocket', "$tmp/redis.sock", '--save', '', '--appendonly', 'no'],
         [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
     for ($i = 0; $i < 100 && !file_exists("$tmp/redis.sock"); $i++) usleep(20000);
+    $handlers['ephpm on redis (unix://)'] = ['session.save_handler' => 'ephpm', 'session.save_path' => "unix://$tmp/redis.sock"];
     $handlers['redis (phpredis, locking on)'] = ['session.save_handler' => 'redis', 'session.save_path' => "unix://$tmp/redis.sock",
         'redis.session.locking_enabled' => '1', 'redis.session.lock_retries' => '-1'];
 }

@@ -85,7 +85,7 @@ impl Locks {
     pub fn wait_until_free(&self, name: &[u8], timeout: Duration) -> Result<bool> {
         let deadline = Instant::now() + timeout;
         loop {
-            let Some(version) = self.store.read(name, &mut |_| {})? else {
+            let Some((version, ttl)) = self.store.version_and_ttl(name)? else {
                 return Ok(true);
             };
             let left = deadline.saturating_duration_since(Instant::now());
@@ -94,7 +94,7 @@ impl Locks {
             }
             // Never sleep past the holder's TTL: a dead holder's lock frees itself then,
             // and nobody signals an expiry.
-            let until_expiry = match self.store.ttl(name)? {
+            let until_expiry = match ttl {
                 KeyTtl::Missing => return Ok(true),
                 KeyTtl::Persistent => left,
                 KeyTtl::Remaining(d) => d + Duration::from_millis(1),

@@ -174,6 +174,17 @@ pub trait Store: Send + Sync {
     /// Sets the key's TTL (`None`: never expires). Returns whether the key exists.
     fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool>;
     fn ttl(&self, key: &[u8]) -> Result<KeyTtl>;
+    /// The key's version and remaining lifetime, or `None` when absent: what a waiter
+    /// needs before it sleeps, in one round trip on a remote store.
+    fn version_and_ttl(&self, key: &[u8]) -> Result<Option<(u64, KeyTtl)>> {
+        let Some(version) = self.read(key, &mut |_| {})? else {
+            return Ok(None);
+        };
+        match self.ttl(key)? {
+            KeyTtl::Missing => Ok(None),
+            ttl => Ok(Some((version, ttl))),
+        }
+    }
     /// Removes every key that starts with `prefix` (all keys when empty); returns how many.
     fn clear(&self, prefix: &[u8]) -> Result<u64>;
     fn stats(&self) -> Result<Stats>;

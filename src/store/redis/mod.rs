@@ -444,6 +444,27 @@ impl Store for RedisStore {
         })
     }
 
+    /// GET and PTTL in one round trip.
+    fn version_and_ttl(&self, key: &[u8]) -> Result<Option<(u64, KeyTtl)>> {
+        let full = self.key(key);
+        let (stored, ms): (Option<Vec<u8>>, i64) = self.run(|c| {
+            redis::pipe()
+                .cmd("GET")
+                .arg(&full)
+                .cmd("PTTL")
+                .arg(&full)
+                .query(&mut c.con)
+        })?;
+        Ok(match (stored, ms) {
+            (None, _) | (_, -2) => None,
+            (Some(b), -1) => Some((fingerprint(&b), KeyTtl::Persistent)),
+            (Some(b), ms) => Some((
+                fingerprint(&b),
+                KeyTtl::Remaining(Duration::from_millis(ms.max(0) as u64)),
+            )),
+        })
+    }
+
     fn clear(&self, prefix: &[u8]) -> Result<u64> {
         let mut pattern = keys::glob_escape(&self.key(prefix));
         pattern.push(b'*');

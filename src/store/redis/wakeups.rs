@@ -12,6 +12,11 @@
 //! the messages of each channel, and wakes the waiters with one condition variable. When
 //! its connection fails it marks every channel not live, reconnects with a growing pause,
 //! and subscribes again to every channel that still has waiters.
+//!
+//! A channel stays subscribed for `LINGER` after its last waiter left: a process that
+//! waits on one lock again and again (sessions, a hot key's lock) then neither pays a
+//! subscribe round trip nor waits for the confirmation each time. The task sweeps
+//! channels idle longer than that every `LINGER`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -24,6 +29,8 @@ use crate::store::Result;
 
 /// The longest a waiter sleeps before it checks again.
 pub const SLICE: Duration = Duration::from_millis(100);
+/// How long a channel stays subscribed after its last waiter left.
+const LINGER: Duration = Duration::from_secs(1);
 /// Pauses between attempts to reconnect the subscriber.
 const RECONNECT_MIN: Duration = Duration::from_millis(50);
 const RECONNECT_MAX: Duration = Duration::from_secs(1);
@@ -31,6 +38,8 @@ const RECONNECT_MAX: Duration = Duration::from_secs(1);
 #[derive(Default)]
 struct Channel {
     waiters: usize,
+    /// When the last waiter left (None while it has waiters).
+    idle_since: Option<Instant>,
     /// Redis confirmed the subscription, and the connection has not failed since.
     live: bool,
     /// Messages seen on the channel.
@@ -130,6 +139,13 @@ impl Wakeups {
     }
 }
 
+impl Channel {
+    /// Whether the channel should be subscribed: it has waiters, or had one lately.
+    fn wanted(&self) -> bool {
+        self.waiters > 0 || self.idle_since.is_some_and(|t| t.elapsed() < LINGER)
+    }
+}
+
 fn message_count(channels: &HashMap<Vec<u8>, Channel>, channel: &[u8]) -> u64 {
     channels.get(channel).map_or(0, |c| c.messages)
 }
@@ -145,7 +161,8 @@ impl<'a> Registration<'a> {
         let mut channels = wakeups.shared.lock();
         let entry = channels.entry(channel.to_vec()).or_default();
         entry.waiters += 1;
-        if entry.waiters == 1 {
+        entry.idle_since = None;
+        if entry.waiters == 1 && !entry.live {
             // The task is gone only when the runtime shut down; waiters then wait in
             // slices.
             let _ = wakeups.to_task.send(channel.to_vec());
@@ -160,7 +177,8 @@ impl Drop for Registration<'_> {
         if let Some(entry) = channels.get_mut(self.channel) {
             entry.waiters -= 1;
             if entry.waiters == 0 {
-                let _ = self.wakeups.to_task.send(self.channel.to_vec());
+                // Unsubscribed by the task's sweep unless a waiter comes back first.
+                entry.idle_since = Some(Instant::now());
             }
         }
     }
@@ -196,15 +214,29 @@ async fn subscriber(
         let wanted: Vec<Vec<u8>> = shared
             .lock()
             .iter()
-            .filter(|(_, c)| c.waiters > 0)
+            .filter(|(_, c)| c.wanted())
             .map(|(name, _)| name.clone())
             .collect();
         let mut healthy = true;
         for channel in wanted {
             healthy &= reconcile(&mut sink, &shared, &mut subscribed, channel, timeout).await;
         }
+        let mut sweep = tokio::time::interval(LINGER);
         while healthy {
             tokio::select! {
+                _ = sweep.tick() => {
+                    let idle: Vec<Vec<u8>> = shared
+                        .lock()
+                        .iter()
+                        .filter(|(name, c)| !c.wanted() && subscribed.contains(*name))
+                        .map(|(name, _)| name.clone())
+                        .collect();
+                    for channel in idle {
+                        healthy &= reconcile(&mut sink, &shared, &mut subscribed, channel, timeout).await;
+                    }
+                    // Forget channels nobody wants any more (one per session id, say).
+                    shared.lock().retain(|name, c| c.wanted() || subscribed.contains(name));
+                }
                 req = from_waiters.recv() => match req {
                     Some(channel) => {
                         healthy = reconcile(&mut sink, &shared, &mut subscribed, channel, timeout).await;
@@ -229,8 +261,9 @@ async fn subscriber(
     }
 }
 
-/// Subscribes to `channel` if it has waiters and unsubscribes if it has none; false when
-/// the connection failed.
+/// Subscribes to `channel` if it is wanted and unsubscribes if it is not, until that
+/// holds (a waiter may come or go while a command is on its way); false when the
+/// connection failed.
 async fn reconcile(
     sink: &mut redis::aio::PubSubSink,
     shared: &Shared,
@@ -238,36 +271,27 @@ async fn reconcile(
     channel: Vec<u8>,
     timeout: Duration,
 ) -> bool {
-    let wanted = shared.lock().get(&channel).is_some_and(|c| c.waiters > 0);
-    if wanted == subscribed.contains(&channel) {
-        return true;
-    }
-    let done = if wanted {
-        tokio::time::timeout(timeout, sink.subscribe(&channel)).await
-    } else {
-        tokio::time::timeout(timeout, sink.unsubscribe(&channel)).await
-    };
-    if !matches!(done, Ok(Ok(()))) {
-        return false;
-    }
-    let mut channels = shared.lock();
-    if wanted {
-        subscribed.insert(channel.clone());
-        if let Some(c) = channels.get_mut(&channel) {
-            c.live = true;
+    loop {
+        let wanted = shared.lock().get(&channel).is_some_and(Channel::wanted);
+        if wanted == subscribed.contains(&channel) {
+            return true;
         }
-    } else {
-        subscribed.remove(&channel);
-        if let Some(c) = channels.get_mut(&channel) {
-            c.live = false;
+        let done = if wanted {
+            tokio::time::timeout(timeout, sink.subscribe(&channel)).await
+        } else {
+            tokio::time::timeout(timeout, sink.unsubscribe(&channel)).await
+        };
+        if !matches!(done, Ok(Ok(()))) {
+            return false;
         }
-        // Forget a channel nobody waits on, unless a waiter arrived meanwhile (its
-        // request is queued behind this one).
-        if channels.get(&channel).is_some_and(|c| c.waiters == 0) {
-            channels.remove(&channel);
+        if wanted {
+            subscribed.insert(channel.clone());
+        } else {
+            subscribed.remove(&channel);
         }
+        if let Some(c) = shared.lock().get_mut(&channel) {
+            c.live = wanted;
+        }
+        shared.changed.notify_all();
     }
-    drop(channels);
-    shared.changed.notify_all();
-    true
 }
