@@ -10,9 +10,10 @@ pcntl
 require __DIR__ . '/harness/redis.inc';
 $redis = new TestRedis();
 $memo = Ephpm\MemoLock::fromDsn($redis->dsn());
+// Subscribers of the lock's wake-up channel (only the child ever waits on "job").
 $subscribed = function () use ($redis): int {
-    exec('redis-cli -s ' . escapeshellarg($redis->socket) . ' client list', $lines);
-    return count(array_filter($lines, fn($l) => preg_match('/ sub=[1-9]/', $l)));
+    exec('redis-cli -s ' . escapeshellarg($redis->socket) . ' pubsub numsub "{job}:ephpm:wake"', $lines);
+    return (int) ($lines[1] ?? 0);
 };
 
 // Start the runtime and the subscriber in the parent: a wait that runs out.

@@ -16,7 +16,12 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
     match super::open_keyspace(None, b"").and_then(|s| Ok((s.store().describe(), s.stats()?))) {
         Ok((describe, st)) => {
             info_table_row!("backend", describe.as_str());
-            info_table_row!("memory size", st.memory_size.to_string().as_str());
+            // A Redis without maxmemory reports 0: no limit of its own.
+            let size = match st.memory_size {
+                0 => "no limit".to_string(),
+                n => n.to_string(),
+            };
+            info_table_row!("memory size", size.as_str());
             info_table_row!("memory used", st.memory_used.to_string().as_str());
             info_table_row!("entries", st.entries.to_string().as_str());
             info_table_row!("shards", st.shards.to_string().as_str());
