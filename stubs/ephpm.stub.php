@@ -152,7 +152,9 @@ namespace Ephpm {
 
         /**
          * Removes this Kv's keys: those starting with its prefix, or every key of the
-         * store when it has no prefix.
+         * store when it has no prefix. On Redis the DSN's `?prefix=` counts too, and
+         * without either, every key of the database goes (as Symfony's and Laravel's
+         * Redis stores flush it); keys are found with SCAN and removed with UNLINK.
          *
          * @return bool true.
          */
