@@ -466,3 +466,22 @@ fn rediss_talks_tls_and_refuses_a_server_it_cannot_verify() {
         other => panic!("expected Unavailable, got {other:?}"),
     }
 }
+
+/// Redis restarts while the process is idle: the connection it kept is dead, and the
+/// first read or plain write after the restart still succeeds (it is retried once on a
+/// new connection); an increment is not retried, since the first try may have landed.
+#[test]
+fn the_first_call_after_a_restart_while_idle_succeeds() {
+    let mut server = RedisServer::start();
+    let store = open(&server.tcp_dsn(""));
+    store.set(b"k", Value::Int(1), None).unwrap();
+    server.restart();
+    assert_eq!(
+        store.get(b"k", &mut Vec::new()).unwrap(),
+        None,
+        "read: no error, and gone"
+    );
+    server.restart();
+    store.set(b"k", Value::Int(2), None).unwrap();
+    assert!(store.exists(b"k").unwrap());
+}

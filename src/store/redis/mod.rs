@@ -99,13 +99,37 @@ impl RedisStore {
 
     /// The server's compare-and-delete (asks the server if no connection is open).
     pub fn flavour(&self) -> Result<Flavour> {
-        self.run(|c| Ok(c.flavour))
+        self.run_idempotent(|c| Ok(c.flavour))
     }
 
     /// Runs `f` on a connection. An error that leaves the connection in doubt (I/O, a
     /// timeout, a reply that did not parse) drops it; an error reply keeps it.
-    fn run<T>(&self, f: impl FnOnce(&mut Conn) -> redis::RedisResult<T>) -> Result<T> {
-        let mut conn = self.checkout()?;
+    fn run<T>(&self, mut f: impl FnMut(&mut Conn) -> redis::RedisResult<T>) -> Result<T> {
+        self.attempt(&mut f).map_err(|(e, _)| e)
+    }
+
+    /// `run` for a command that may safely run twice (a read, or a plain SET of the same
+    /// value): when a connection kept from earlier turns out to be dead — the server
+    /// restarted or dropped it while this process was idle — it runs once more on a
+    /// fresh one, so that the first call after a restart does not fail.
+    fn run_idempotent<T>(
+        &self,
+        mut f: impl FnMut(&mut Conn) -> redis::RedisResult<T>,
+    ) -> Result<T> {
+        match self.attempt(&mut f) {
+            Err((e, true)) if matches!(e, StoreError::Unavailable { .. }) => {
+                self.attempt(&mut f).map_err(|(e, _)| e)
+            }
+            other => other.map_err(|(e, _)| e),
+        }
+    }
+
+    /// One try; on failure, also whether the connection had been kept from earlier.
+    fn attempt<T>(
+        &self,
+        f: &mut impl FnMut(&mut Conn) -> redis::RedisResult<T>,
+    ) -> std::result::Result<T, (StoreError, bool)> {
+        let (mut conn, reused) = self.checkout().map_err(|e| (e, false))?;
         match f(&mut conn) {
             Ok(v) => {
                 self.checkin(conn);
@@ -115,12 +139,13 @@ impl RedisStore {
                 if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) {
                     self.checkin(conn);
                 }
-                Err(self.error(&e))
+                Err((self.error(&e), reused))
             }
         }
     }
 
-    fn checkout(&self) -> Result<Conn> {
+    /// An idle connection (true: kept from earlier) or a new one.
+    fn checkout(&self) -> Result<(Conn, bool)> {
         let pooled = {
             let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
             if pool.pid != crate::runtime::pid() {
@@ -134,8 +159,11 @@ impl RedisStore {
             pool.idle.pop()
         };
         match pooled {
-            Some(conn) => Ok(conn),
-            None => self.connect().map_err(|e| self.error(&e)),
+            Some(conn) => Ok((conn, true)),
+            None => self
+                .connect()
+                .map(|c| (c, false))
+                .map_err(|e| self.error(&e)),
         }
     }
 
@@ -339,7 +367,7 @@ impl Store for RedisStore {
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         let full = self.key(key);
         let stored: Option<Vec<u8>> =
-            self.run(|c| redis::cmd("GET").arg(&full).query(&mut c.con))?;
+            self.run_idempotent(|c| redis::cmd("GET").arg(&full).query(&mut c.con))?;
         Ok(stored.map(|b| {
             visit(value::decode(&b));
             fingerprint(&b)
@@ -347,13 +375,14 @@ impl Store for RedisStore {
     }
 
     fn exists(&self, key: &[u8]) -> Result<bool> {
-        let n: i64 = self.run(|c| redis::cmd("EXISTS").arg(self.key(key)).query(&mut c.con))?;
+        let n: i64 =
+            self.run_idempotent(|c| redis::cmd("EXISTS").arg(self.key(key)).query(&mut c.con))?;
         Ok(n > 0)
     }
 
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
         let cmd = set_cmd(&self.key(key), &encoded(value), ttl, false);
-        self.run(|c| cmd.query::<()>(&mut c.con))
+        self.run_idempotent(|c| cmd.query::<()>(&mut c.con))
     }
 
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
@@ -436,7 +465,8 @@ impl Store for RedisStore {
     }
 
     fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
-        let ms: i64 = self.run(|c| redis::cmd("PTTL").arg(self.key(key)).query(&mut c.con))?;
+        let ms: i64 =
+            self.run_idempotent(|c| redis::cmd("PTTL").arg(self.key(key)).query(&mut c.con))?;
         Ok(match ms {
             -2 => KeyTtl::Missing,
             -1 => KeyTtl::Persistent,
@@ -447,7 +477,7 @@ impl Store for RedisStore {
     /// GET and PTTL in one round trip.
     fn version_and_ttl(&self, key: &[u8]) -> Result<Option<(u64, KeyTtl)>> {
         let full = self.key(key);
-        let (stored, ms): (Option<Vec<u8>>, i64) = self.run(|c| {
+        let (stored, ms): (Option<Vec<u8>>, i64) = self.run_idempotent(|c| {
             redis::pipe()
                 .cmd("GET")
                 .arg(&full)
@@ -471,7 +501,7 @@ impl Store for RedisStore {
         let mut cursor = 0u64;
         let mut removed = 0u64;
         loop {
-            let (next, found): (u64, Vec<Vec<u8>>) = self.run(|c| {
+            let (next, found): (u64, Vec<Vec<u8>>) = self.run_idempotent(|c| {
                 redis::cmd("SCAN")
                     .arg(cursor)
                     .arg("MATCH")
@@ -492,7 +522,7 @@ impl Store for RedisStore {
     }
 
     fn stats(&self) -> Result<Stats> {
-        let (info, entries): (String, u64) = self.run(|c| {
+        let (info, entries): (String, u64) = self.run_idempotent(|c| {
             redis::pipe()
                 .cmd("INFO")
                 .arg("memory")
