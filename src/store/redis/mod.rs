@@ -117,9 +117,7 @@ impl RedisStore {
         mut f: impl FnMut(&mut Conn) -> redis::RedisResult<T>,
     ) -> Result<T> {
         match self.attempt(&mut f) {
-            Err((StoreError::Unavailable { .. }, true)) => {
-                self.attempt(&mut f).map_err(|(e, _)| e)
-            }
+            Err((StoreError::Unavailable { .. }, true)) => self.attempt(&mut f).map_err(|(e, _)| e),
             other => other.map_err(|(e, _)| e),
         }
     }

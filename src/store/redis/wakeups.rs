@@ -1,12 +1,12 @@
 //! Waiters woken by Pub/Sub: **one** subscriber connection per process, owned by the
 //! background runtime and shared by every thread that waits — not a connection per lock.
 //!
-//! A waiter registers its channel (the first waiter of a channel has the task subscribe
-//! to it), waits until the subscription is confirmed (so a release published after its
-//! next check cannot be missed), checks, and sleeps until a message arrives on its
-//! channel or one slice passes. Slices are short (`SLICE`), so a lost message, an expiry
-//! (which publishes nothing) or a subscriber that is reconnecting costs one slice, never
-//! a hang. The last waiter of a channel has the task unsubscribe.
+//! A waiter registers its channel (the task subscribes to it unless it already is),
+//! waits until the subscription is confirmed (so a release published after its next
+//! check cannot be missed), checks, and sleeps until a message arrives on its channel or
+//! one slice passes. A message returns at once: the caller looks again. Slices are short
+//! (`SLICE`), so a lost message, an expiry (which publishes nothing) or a subscriber that
+//! is reconnecting costs one slice, never a hang.
 //!
 //! The task sets `live` on a channel once Redis has confirmed the subscription, counts
 //! the messages of each channel, and wakes the waiters with one condition variable. When
@@ -15,8 +15,8 @@
 //!
 //! A channel stays subscribed for `LINGER` after its last waiter left: a process that
 //! waits on one lock again and again (sessions, a hot key's lock) then neither pays a
-//! subscribe round trip nor waits for the confirmation each time. The task sweeps
-//! channels idle longer than that every `LINGER`.
+//! subscribe round trip nor waits for the confirmation each time. The task unsubscribes
+//! channels idle longer than that, and forgets them, every `LINGER`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -61,7 +61,7 @@ impl Shared {
 /// The process's subscriber for one Redis server.
 pub struct Wakeups {
     shared: Arc<Shared>,
-    /// Channels whose waiter count went from 0 or to 0: the task (un)subscribes.
+    /// Channels a waiter needs subscribed that are not live: the task subscribes.
     to_task: mpsc::UnboundedSender<Vec<u8>>,
 }
 
@@ -184,8 +184,8 @@ impl Drop for Registration<'_> {
     }
 }
 
-/// The task: keeps one Pub/Sub connection subscribed to exactly the channels that have
-/// waiters, and counts their messages.
+/// The task: keeps one Pub/Sub connection subscribed to the channels that have waiters
+/// or had one within `LINGER`, and counts their messages.
 async fn subscriber(
     client: redis::Client,
     timeout: Duration,
