@@ -64,6 +64,7 @@ prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features no-repair --test shm_crash
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
+	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
 	cargo build --release --features broken-atomicity --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

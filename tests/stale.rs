@@ -174,37 +174,42 @@ fn a_miss_is_computed_and_stored() {
 #[test]
 fn racing_readers_of_a_stale_key_elect_one_refresher() {
     let (_d, s) = shared_store();
-    let computes = AtomicUsize::new(0);
-    put(&*s, ended(1_000), "old");
     let c = cache(s.clone());
-    let barrier = Barrier::new(12);
-    let elected = AtomicUsize::new(0);
-    std::thread::scope(|t| {
-        for _ in 0..12 {
-            let (c, s, computes, barrier, elected) = (&c, &s, &computes, &barrier, &elected);
-            t.spawn(move || {
-                let mut key = Key::new(&**s, computes, Some("new"));
-                barrier.wait();
-                let got = c.get(b"lock", &mut key);
-                let (value, how, _) = served(&got);
-                assert_eq!((value, how), ("old", How::Stale));
-                if let Got::Served {
-                    refresh: Some(held),
-                    ..
-                } = got
-                {
-                    elected.fetch_add(1, Ordering::SeqCst);
-                    // Hold the election a while, as a refresh after the response does.
-                    std::thread::sleep(Duration::from_millis(50));
-                    assert_eq!(c.refresh_elected(&held, &mut key), Step::Got("new".into()));
-                }
-            });
-        }
-    });
-    assert_eq!(elected.load(Ordering::SeqCst), 1);
-    assert_eq!(computes.load(Ordering::SeqCst), 1);
-    let got = c.get(b"lock", &mut Key::new(&*s, &computes, Some("x")));
-    assert_eq!(served(&got), ("new", How::Fresh, false));
+    // Several rounds, so that a broken election is caught however the threads run.
+    for round in 0..10 {
+        let name = format!("lock{round}");
+        let computes = AtomicUsize::new(0);
+        put(&*s, ended(1_000), "old");
+        let barrier = Barrier::new(12);
+        let elected = AtomicUsize::new(0);
+        std::thread::scope(|t| {
+            for _ in 0..12 {
+                let (c, s, computes, barrier, elected, name) =
+                    (&c, &s, &computes, &barrier, &elected, &name);
+                t.spawn(move || {
+                    let mut key = Key::new(&**s, computes, Some("new"));
+                    barrier.wait();
+                    let got = c.get(name.as_bytes(), &mut key);
+                    let (value, how, _) = served(&got);
+                    assert_eq!((value, how), ("old", How::Stale));
+                    if let Got::Served {
+                        refresh: Some(held),
+                        ..
+                    } = got
+                    {
+                        elected.fetch_add(1, Ordering::SeqCst);
+                        // Hold the election a while, as a refresh after the response does.
+                        std::thread::sleep(Duration::from_millis(50));
+                        assert_eq!(c.refresh_elected(&held, &mut key), Step::Got("new".into()));
+                    }
+                });
+            }
+        });
+        assert_eq!(elected.load(Ordering::SeqCst), 1, "round {round}");
+        assert_eq!(computes.load(Ordering::SeqCst), 1, "round {round}");
+        let got = c.get(name.as_bytes(), &mut Key::new(&*s, &computes, Some("x")));
+        assert_eq!(served(&got), ("new", How::Fresh, false));
+    }
 }
 
 #[test]
