@@ -73,7 +73,8 @@ function run_expiry_modes(array $modes, array $opt, Ephpm\Kv $meta): void {
                     while (hrtime(true) < $arrive) { }
                     $meta2->set("wait:$w", request($mode, $resolverUs, $meta2));
                     $meta2->increment('reported');
-                    while ($meta2->get('reported') < $workers) { usleep(2000); }
+                    $until = microtime(true) + 30; // see stampede.php
+                    while ($meta2->get('reported') < $workers && microtime(true) < $until) { usleep(2000); }
                     exit(0);
                 }
                 $kids[] = $pid;

@@ -45,7 +45,9 @@ $hosts = max(1, (int) $opt['hosts']);
 $ownRedis = null;
 if ($opt['redis'] === '' && ($opt['pool'] === 'redis' || in_array('memolock-redis', explode(',', $opt['modes']), true))) {
     $ownRedis = new TestRedis();
-    $opt['redis'] = $ownRedis->dsn();
+    // A generous timeout: a 2-vCPU machine running 12 workers can stall a reply for
+    // longer than the default second, and a timed-out lock call computes unprotected.
+    $opt['redis'] = $ownRedis->dsn('?timeout=5');
 }
 $resolverUs = (int) $opt['resolverMs'] * 1000;
 $meta = new Ephpm\Kv('shm://bench_stampede_meta');
@@ -72,6 +74,11 @@ function colliding_keys(): array {
     return $keys;
 }
 
+/** A PSR-3 logger (duck-typed) for MemoLock: what ran unprotected, and why. */
+final class StderrLogger {
+    public function warning(string $message, array $context = []): void { fwrite(STDERR, "warning: $message\n"); }
+}
+
 /** The host-wide stores of simulated host `$host`. */
 function host_store(string $what, int $host): string {
     return "shm://bench_stampede_{$what}_h$host";
@@ -91,7 +98,7 @@ function wrapper(string $mode, int $worker, string $dir, int $hosts, string $red
         return new Ephpm\MemoLock(new Ephpm\Kv(host_store('locks', $host)), 10000, 10000);
     }
     if ($mode === 'memolock-redis') {
-        return Ephpm\MemoLock::fromDsn($redis, 10000, 10000);
+        return Ephpm\MemoLock::fromDsn($redis, 10000, 10000, new StderrLogger());
     }
     // poll: add + 100 ms polling on the same ephpm store.
     $locks = new Ephpm\Kv(host_store('locks', $host));
@@ -179,7 +186,10 @@ foreach ($coldModes as $mode) {
                 // Stay until everyone has reported: an early finisher's exit costs CPU
                 // that would otherwise be counted in the late waiters' lag.
                 $meta2->increment('reported');
-                while ($meta2->get('reported') < $GLOBALS['workers']) {
+                // (At most 30 s: a build whose increment is broken on purpose loses
+                // some, and must not leave workers behind.)
+                $until = microtime(true) + 30;
+                while ($meta2->get('reported') < $GLOBALS['workers'] && microtime(true) < $until) {
                     usleep(2000);
                 }
                 exit(0);
