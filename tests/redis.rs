@@ -101,6 +101,16 @@ fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
         "Lua",
         "Debian's Redis 7.0 has neither"
     );
+    // A server whose ACL refuses COMMAND still works, with the scripts.
+    let fake = FakeRedis::start_refusing(&["DELEX"], &["COMMAND"]);
+    let store = open(&fake.dsn());
+    let token = new_token();
+    let fence = store
+        .lock_acquire(b"job", &token, Duration::from_secs(30))
+        .unwrap();
+    assert_eq!(fence, Some(1));
+    assert!(store.lock_release(b"job", &token).unwrap());
+    assert_eq!(store.flavour().unwrap().name(), "Lua");
 }
 
 /// Every kind comes back as itself; integers are Redis integers (INCRBY works on them,

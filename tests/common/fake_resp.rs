@@ -27,6 +27,15 @@ pub struct FakeRedis {
 impl FakeRedis {
     /// Starts a fake that has the optional commands `has` (e.g. `["DELEX"]`).
     pub fn start(has: &'static [&'static str]) -> FakeRedis {
+        Self::start_refusing(has, &[])
+    }
+
+    /// The same, answering the commands in `refused` with a NOPERM error, as a server
+    /// whose ACL forbids them does.
+    pub fn start_refusing(
+        has: &'static [&'static str],
+        refused: &'static [&'static str],
+    ) -> FakeRedis {
         let dir = super::TestDir::new("fake-resp");
         let socket = dir.0.join("fake.sock");
         let listener = UnixListener::bind(&socket).expect("bind fake socket");
@@ -35,7 +44,7 @@ impl FakeRedis {
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
                 let state = shared.clone();
-                std::thread::spawn(move || serve(stream, has, &state));
+                std::thread::spawn(move || serve(stream, has, refused, &state));
             }
         });
         FakeRedis {
@@ -55,11 +64,17 @@ impl FakeRedis {
     }
 }
 
-fn serve(stream: UnixStream, has: &[&str], state: &Mutex<State>) {
+fn serve(stream: UnixStream, has: &[&str], refused: &[&str], state: &Mutex<State>) {
     let mut out = stream.try_clone().expect("clone stream");
     let mut input = BufReader::new(stream);
     while let Some(args) = read_command(&mut input) {
-        let reply = answer(&args, has, &mut state.lock().unwrap());
+        let name = String::from_utf8_lossy(&args[0]).to_uppercase();
+        let reply = if refused.contains(&name.as_str()) {
+            format!("-NOPERM this user has no permissions to run the '{name}' command\r\n")
+                .into_bytes()
+        } else {
+            answer(&args, has, &mut state.lock().unwrap())
+        };
         if out.write_all(&reply).is_err() {
             return;
         }

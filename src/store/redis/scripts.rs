@@ -24,12 +24,26 @@ pub enum Flavour {
 impl Flavour {
     /// Asks the server which commands it has: `COMMAND INFO` answers nil for a command it
     /// does not know. Error kinds are not relied on ("unknown command" is a plain error).
+    /// A server that refuses to answer (an ACL without `COMMAND`, a proxy) gets the Lua
+    /// scripts, which every server runs.
     pub fn detect(con: &mut redis::Connection) -> redis::RedisResult<Flavour> {
-        let info: Vec<Value> = redis::cmd("COMMAND")
+        let asked = redis::cmd("COMMAND")
             .arg("INFO")
             .arg("DELEX")
             .arg("DELIFEQ")
-            .query(con)?;
+            .query::<Vec<Value>>(con);
+        let info = match asked {
+            Ok(info) => info,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+                ) =>
+            {
+                return Ok(Flavour::Lua);
+            }
+            Err(e) => return Err(e),
+        };
         let known = |i: usize| info.get(i).is_some_and(|v| !matches!(v, Value::Nil));
         Ok(if known(0) {
             Flavour::Delex
