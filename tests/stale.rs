@@ -80,6 +80,11 @@ fn put(store: &dyn Store, times: Times, value: &str) {
         .unwrap();
 }
 
+/// A record fresh for another 300 s.
+fn fresh() -> Times {
+    Times::new(now_ms(), Duration::from_secs(300), WINDOWS)
+}
+
 /// A record whose lifetime ended `ago` ms ago.
 fn ended(ago: u64) -> Times {
     Times::new(now_ms() - 300_000 - ago, Duration::from_secs(300), WINDOWS)
@@ -147,11 +152,7 @@ fn records_keep_every_kind_of_value() {
 fn a_fresh_value_is_served_without_computing() {
     let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
-    put(
-        &*s,
-        Times::new(now_ms(), Duration::from_secs(300), WINDOWS),
-        "old",
-    );
+    put(&*s, fresh(), "old");
     let got = cache(s.clone()).get(b"lock", &mut Key::new(&*s, &computes, Some("new")));
     assert_eq!(served(&got), ("old", How::Fresh, false));
     assert_eq!(computes.load(Ordering::SeqCst), 0);
@@ -294,11 +295,7 @@ fn a_deleted_key_is_a_miss_not_stale() {
 fn recompute_computes_even_a_fresh_value() {
     let (_d, s) = shared_store();
     let computes = AtomicUsize::new(0);
-    put(
-        &*s,
-        Times::new(now_ms(), Duration::from_secs(300), WINDOWS),
-        "old",
-    );
+    put(&*s, fresh(), "old");
     let c = cache(s.clone());
     let got = c.recompute(b"lock", &mut Key::new(&*s, &computes, Some("new")));
     assert_eq!(served(&got), ("new", How::Computed, false));

@@ -18,9 +18,7 @@ tmp=$(mktemp -d)
 store="fpmtest_$$"
 ini=(-n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M)
 if [ "$backend" = redis ]; then
-    redis-server --port 0 --unixsocket "$tmp/redis.sock" --unixsocketperm 700 --save "" \
-        --appendonly no --dir "$tmp" --daemonize yes --pidfile "$tmp/redis.pid" >/dev/null
-    for _ in $(seq 100); do [ -S "$tmp/redis.sock" ] && break; sleep 0.05; done
+    start_redis "$tmp"
     ini+=(-d "ephpm.dsn=unix://$tmp/redis.sock")
 fi
 cat > "$tmp/fpm.conf" <<CONF

@@ -7,11 +7,10 @@ set -u
 so=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 tests=$(cd "$here/.." && pwd)
+. "$here/lib.sh"
 dir=$(mktemp -d)
-redis-server --port 0 --unixsocket "$dir/redis.sock" --unixsocketperm 700 --save "" \
-    --appendonly no --dir "$dir" --daemonize yes --pidfile "$dir/redis.pid" >/dev/null
 trap 'kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null; sleep 0.2; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do [ -S "$dir/redis.sock" ] && break; sleep 0.05; done
+start_redis "$dir"
 # What only shm:// has (segments, their size and fullness, its phpinfo lines) stays out,
 # and so does argument checking, which no backend sees.
 shm_only="kv_segment_is_replaced_when_its_size_changes kv_store_full_keeps_the_old_value

@@ -240,11 +240,14 @@ impl RedisStore {
         Ok(w)
     }
 
+    /// The stored bytes of the full key `full` (a GET, retried on a dead kept connection).
+    fn stored(&self, full: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.run_idempotent(|c| redis::cmd("GET").arg(full).query(&mut c.con))
+    }
+
     /// The key's version: a fingerprint of its stored bytes, 0 when absent.
     fn version(&self, full: &[u8]) -> Result<u64> {
-        let stored: Option<Vec<u8>> =
-            self.run(|c| redis::cmd("GET").arg(full).query(&mut c.con))?;
-        Ok(stored.map_or(0, |b| fingerprint(&b)))
+        Ok(self.stored(full)?.map_or(0, |b| fingerprint(&b)))
     }
 
     /// Deletes `full` if it holds the string `expected` (or, when that spells an integer,
@@ -256,8 +259,7 @@ impl RedisStore {
         let channel = keys::derived(full, keys::WAKE);
         #[cfg(feature = "broken-atomicity")]
         {
-            let stored: Option<Vec<u8>> =
-                self.run(|c| redis::cmd("GET").arg(full).query(&mut c.con))?;
+            let stored = self.stored(full)?;
             if stored.as_deref() != Some(&as_str[..])
                 && (as_int.is_none() || stored.as_deref() != as_int)
             {
@@ -363,10 +365,7 @@ fn set_cmd(full: &[u8], stored: &[u8], ttl: Option<Duration>, nx: bool) -> redis
 
 impl Store for RedisStore {
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
-        let full = self.key(key);
-        let stored: Option<Vec<u8>> =
-            self.run_idempotent(|c| redis::cmd("GET").arg(&full).query(&mut c.con))?;
-        Ok(stored.map(|b| {
+        Ok(self.stored(&self.key(key))?.map(|b| {
             visit(value::decode(&b));
             fingerprint(&b)
         }))
