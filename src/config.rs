@@ -12,6 +12,47 @@ pub struct Config {
     pub shm_size: u64,
     /// `ephpm.compress_threshold`, in bytes (0 = never compress).
     pub compress_threshold: u64,
+    /// `ephpm.cluster.*`.
+    pub cluster: ClusterSettings,
+}
+
+/// The `ephpm.cluster.*` settings, as written; `crate::cluster::NodeConfig::from_settings`
+/// checks them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// `ephpm.cluster.enabled`: this process may run the host's node.
+    pub enabled: bool,
+    /// `ephpm.cluster.node_id`; empty means the host name.
+    pub node_id: String,
+    /// `ephpm.cluster.gossip_addr`, IP:PORT (UDP).
+    pub gossip_addr: String,
+    /// `ephpm.cluster.data_addr`, IP:PORT (TCP); empty means the gossip IP, any port.
+    pub data_addr: String,
+    /// `ephpm.cluster.seeds`: comma-separated gossip addresses.
+    pub seeds: String,
+    pub secret: String,
+    pub allow_insecure_no_auth: bool,
+    pub replication_factor: u64,
+    pub small_key_threshold: u64,
+    /// `ephpm.cluster.gossip_interval`, in milliseconds.
+    pub gossip_interval_ms: u64,
+}
+
+impl Default for ClusterSettings {
+    fn default() -> Self {
+        ClusterSettings {
+            enabled: false,
+            node_id: String::new(),
+            gossip_addr: "127.0.0.1:7946".into(),
+            data_addr: String::new(),
+            seeds: String::new(),
+            secret: String::new(),
+            allow_insecure_no_auth: false,
+            replication_factor: 2,
+            small_key_threshold: 512,
+            gossip_interval_ms: 1000,
+        }
+    }
 }
 
 impl Default for Config {
@@ -21,6 +62,7 @@ impl Default for Config {
             store_name: "default".into(),
             shm_size: 64 << 20,
             compress_threshold: 64 << 10,
+            cluster: ClusterSettings::default(),
         }
     }
 }

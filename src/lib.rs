@@ -10,12 +10,15 @@
 //! - `memo`      making a thing once across processes (MemoLock's wrapper and once())
 //! - `stale`     stale-while-revalidate and stale-if-error (StaleCache)
 //! - `session`   the locking session handler behind both PHP entry points
+//! - `cluster`   the gossip cluster's node: membership, placement, owner-decided
+//!   writes, replication and hand-off (`store::cluster` is its PHP processes' side)
 //! - `runtime`   the background tokio runtime: one per process, lazy, fork-aware
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
 //! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
 //!   The only module that knows PHP; everything above is tested with `cargo test`.
 
+pub mod cluster;
 pub mod codec;
 pub mod config;
 pub mod keyspace;

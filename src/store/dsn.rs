@@ -6,7 +6,9 @@
 //! - `rediss://…`: the same over TLS, verified against the system's CA certificates or
 //!   `?ca=/path/to/ca.pem`.
 //!
-//! `cluster://` is recognised and refused with a clear error until it exists.
+//! - `cluster://` and `cluster://NAME`: the gossip cluster, through the node of the host
+//!   store NAME (default `ephpm.store_name`), with `?timeout=SECONDS` (default 3: the
+//!   node itself waits up to 1 s for a key's owner, twice while views differ).
 
 use std::time::Duration;
 
@@ -18,6 +20,10 @@ pub enum Dsn {
         name: Option<String>,
     },
     Redis(RedisDsn),
+    Cluster {
+        name: Option<String>,
+        timeout: Duration,
+    },
 }
 
 /// Where a Redis server is and how to talk to it.
@@ -36,18 +42,16 @@ pub struct RedisDsn {
 
 /// A command or a connection that takes longer than this fails (`?timeout=`).
 pub const DEFAULT_REDIS_TIMEOUT: Duration = Duration::from_secs(1);
+/// What a PHP process waits for its host's node (`cluster://?timeout=`).
+pub const DEFAULT_CLUSTER_TIMEOUT: Duration = Duration::from_secs(3);
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DsnError {
     #[error(
-        "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB] \
-         or unix:///PATH"
+        "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], \
+         unix:///PATH or cluster://[NAME]"
     )]
     Malformed(String),
-    #[error(
-        "the {0}:// backend is not available in this build of ephpm; use shm://, redis://, rediss:// or unix://"
-    )]
-    Unsupported(String),
     #[error("\"{dsn}\": {why}")]
     BadParameter { dsn: String, why: String },
     #[error(
@@ -67,9 +71,41 @@ pub fn parse(dsn: &str) -> Result<Dsn, DsnError> {
             name: Some(valid_name(rest)?.into()),
         }),
         "redis" | "rediss" | "unix" => parse_redis(dsn, scheme, rest).map(Dsn::Redis),
-        "cluster" => Err(DsnError::Unsupported(scheme.into())),
+        "cluster" => parse_cluster(dsn, rest),
         _ => Err(DsnError::Malformed(dsn.into())),
     }
+}
+
+fn parse_cluster(dsn: &str, rest: &str) -> Result<Dsn, DsnError> {
+    let (name, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let mut timeout = DEFAULT_CLUSTER_TIMEOUT;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let bad = |why: String| DsnError::BadParameter {
+            dsn: dsn.into(),
+            why,
+        };
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("timeout", value) => timeout = seconds(value).map_err(bad)?,
+            (name, _) => return Err(bad(format!("unknown parameter \"{name}\""))),
+        }
+    }
+    let name = match name {
+        "" => None,
+        n => Some(valid_name(n)?.to_string()),
+    };
+    Ok(Dsn::Cluster { name, timeout })
+}
+
+/// A `?timeout=` value: seconds above 0, at most an hour.
+fn seconds(value: &str) -> Result<Duration, String> {
+    value
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| {
+            format!("timeout must be a number of seconds above 0 and at most 3600, not \"{value}\"")
+        })
 }
 
 /// Splits off ephpm's query parameters (`timeout`, `prefix`) and passes the rest, which
@@ -93,18 +129,7 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         match name {
-            "timeout" => {
-                timeout = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|s| s.is_finite() && *s > 0.0 && *s <= 3600.0)
-                    .map(Duration::from_secs_f64)
-                    .ok_or_else(|| {
-                        bad(format!(
-                            "timeout must be a number of seconds above 0 and at most 3600, not \"{value}\""
-                        ))
-                    })?;
-            }
+            "timeout" => timeout = seconds(value).map_err(bad)?,
             "prefix" => {
                 prefix = percent_decode(value)
                     .ok_or_else(|| bad("prefix is not valid percent-encoding".into()))?
@@ -264,9 +289,24 @@ mod tests {
         );
         assert_eq!(parse("shm://a/b"), Err(DsnError::BadName("a/b".into())));
         assert_eq!(
-            parse("cluster://127.0.0.1"),
-            Err(DsnError::Unsupported("cluster".into()))
+            parse("cluster://"),
+            Ok(Dsn::Cluster {
+                name: None,
+                timeout: DEFAULT_CLUSTER_TIMEOUT
+            })
         );
+        assert_eq!(
+            parse("cluster://web?timeout=0.5"),
+            Ok(Dsn::Cluster {
+                name: Some("web".into()),
+                timeout: Duration::from_millis(500)
+            })
+        );
+        assert_eq!(parse("cluster://a/b"), Err(DsnError::BadName("a/b".into())));
+        assert!(matches!(
+            parse("cluster://?seeds=x"),
+            Err(DsnError::BadParameter { .. })
+        ));
         assert_eq!(
             parse("memcached"),
             Err(DsnError::Malformed("memcached".into()))

@@ -27,6 +27,8 @@
 //!   compare-and-delete published on its channel): like a condition variable's wake-up,
 //!   a true return says "look again", and callers re-check what they wait for.
 
+pub mod bytes;
+pub mod cluster;
 pub mod dsn;
 pub mod redis;
 pub mod shm;
@@ -141,6 +143,8 @@ pub enum StoreError {
     Shm(#[from] shm::ShmError),
     #[error(transparent)]
     Dsn(#[from] dsn::DsnError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -224,14 +228,28 @@ pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)>
             Ok((store, Vec::new()))
         }
         dsn::Dsn::Shm { name } => {
-            let name = name.unwrap_or_else(|| config.store_name.clone());
-            dsn::valid_name(&name)?;
-            let opts = shm::ShmOptions {
-                compress_threshold: config.compress_threshold.min(usize::MAX as u64) as usize,
-                ..shm::ShmOptions::new(&name, config.shm_size)
-            };
-            let (store, warnings) = shm::open_shared(&opts)?;
+            let (store, warnings) = shm::open_shared(&shm_options(name, config)?)?;
             Ok((store, warnings))
         }
+        dsn::Dsn::Cluster { name, timeout } => {
+            let opts = shm_options(name, config)?;
+            if config.cluster.enabled {
+                let node =
+                    crate::cluster::NodeConfig::from_settings(&config.cluster, opts.clone())?;
+                crate::cluster::lease::keep_in_background(node)?;
+            }
+            let (store, warnings) = cluster::ClusterStore::open(&opts, timeout)?;
+            Ok((Arc::new(store), warnings))
+        }
     }
+}
+
+/// The shm options of the host store `name` (default `ephpm.store_name`).
+fn shm_options(name: Option<String>, config: &Config) -> Result<shm::ShmOptions> {
+    let name = name.unwrap_or_else(|| config.store_name.clone());
+    dsn::valid_name(&name)?;
+    Ok(shm::ShmOptions {
+        compress_threshold: config.compress_threshold.min(usize::MAX as u64) as usize,
+        ..shm::ShmOptions::new(&name, config.shm_size)
+    })
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod cluster;
 pub mod fake_resp;
 pub mod redis;
 

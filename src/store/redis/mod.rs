@@ -34,7 +34,6 @@
 
 mod keys;
 mod scripts;
-mod value;
 mod wakeups;
 
 use std::sync::{Arc, Mutex};
@@ -42,6 +41,7 @@ use std::time::Duration;
 
 use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 
+use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
 use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
 use scripts::Flavour;
@@ -255,7 +255,7 @@ impl RedisStore {
     /// releases take the server's native command where it has one.
     fn compare_and_delete(&self, full: &[u8], expected: &[u8]) -> Result<bool> {
         let as_str = encoded(Value::Str(expected));
-        let as_int = matches!(value::decode(expected), Value::Int(_)).then_some(expected);
+        let as_int = matches!(bytes::decode(expected), Value::Int(_)).then_some(expected);
         let channel = keys::derived(full, keys::WAKE);
         #[cfg(feature = "broken-atomicity")]
         {
@@ -333,11 +333,6 @@ fn tls_client(dsn: &RedisDsn) -> std::result::Result<redis::Client, String> {
     }
 }
 
-/// A version from stored bytes: xxh3, with 0 kept for "absent".
-fn fingerprint(stored: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(stored).max(1)
-}
-
 /// Milliseconds for PX: Redis counts whole milliseconds, and 0 is an error there, so a
 /// TTL is rounded up.
 fn millis(ttl: Duration) -> u64 {
@@ -347,7 +342,7 @@ fn millis(ttl: Duration) -> u64 {
 
 fn encoded(value: Value<'_>) -> Vec<u8> {
     let mut out = Vec::new();
-    value::encode(value, &mut out);
+    bytes::encode(value, &mut out);
     out
 }
 
@@ -366,7 +361,7 @@ fn set_cmd(full: &[u8], stored: &[u8], ttl: Option<Duration>, nx: bool) -> redis
 impl Store for RedisStore {
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         Ok(self.stored(&self.key(key))?.map(|b| {
-            visit(value::decode(&b));
+            visit(bytes::decode(&b));
             fingerprint(&b)
         }))
     }

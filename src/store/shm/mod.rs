@@ -163,6 +163,16 @@ impl ShmStore {
         Ok((store, opened.warnings))
     }
 
+    /// Every key in the store, one shard lock at a time (what the cluster node walks
+    /// when keys change owner).
+    pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
+        let mut out = Vec::new();
+        for s in &self.shards {
+            s.lock(self.wait)?.keys(&mut out);
+        }
+        Ok(out)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -527,6 +527,21 @@ impl Guard<'_> {
         removed
     }
 
+    /// Appends the key of every entry (expired ones too: reading them tells).
+    pub fn keys(&self, out: &mut Vec<Vec<u8>>) {
+        for pos in 0..self.h.index_slots {
+            let s = index::slot(self.h, self.a, pos);
+            if s != 0 {
+                let off = s as u32;
+                out.push(
+                    self.a
+                        .bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN))
+                        .to_vec(),
+                );
+            }
+        }
+    }
+
     pub fn stats(&self) -> ShardStats {
         ShardStats {
             used: self.h.used,

@@ -1,4 +1,5 @@
-//! How typed values are kept in Redis strings.
+//! Typed values as bytes: how they are kept in Redis strings and in the cluster's
+//! entries, and the version a stored form gets.
 //!
 //! Integers are stored as their canonical decimal text, so that `INCRBY` works on them
 //! natively and other clients see numbers. A string is stored as its own bytes whenever
@@ -8,6 +9,11 @@
 //! payload.
 
 use crate::store::Value;
+
+/// A version from stored bytes: xxh3, with 0 kept for "absent".
+pub fn fingerprint(stored: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(stored).max(1)
+}
 
 const TAG_STR: u8 = 0x01;
 const TAG_SERIALIZED: u8 = 0x02;

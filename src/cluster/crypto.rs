@@ -1,0 +1,133 @@
+//! Sealing what crosses the network: ChaCha20-Poly1305, with one key per plane derived
+//! from `ephpm.cluster.secret` by HKDF-SHA256, so that a datagram of one plane is never
+//! accepted by the other. A sealed message is `[nonce 12][ciphertext][tag 16]`; one that
+//! fails authentication is dropped by the caller.
+//!
+//! Nonces are a random 64-bit prefix drawn per process and a 32-bit counter: unique per
+//! key as long as no two processes draw the same prefix (odds about n²/2⁶⁵). A new prefix
+//! is drawn when the counter wraps.
+
+use std::sync::Mutex;
+
+use chacha20poly1305::aead::{Aead, KeyInit};
+use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce};
+use hkdf::Hkdf;
+use sha2::Sha256;
+
+/// What sealing adds to a message.
+pub const OVERHEAD: usize = 12 + 16;
+
+const SALT: &[u8] = b"ephpm-cluster";
+
+/// Which plane a key seals: each gets its own.
+#[derive(Debug, Clone, Copy)]
+pub enum Plane {
+    Gossip,
+    Data,
+}
+
+/// A sealing key, or none when the cluster runs without authentication
+/// (`ephpm.cluster.allow_insecure_no_auth`): then messages pass as they are.
+pub struct Sealer {
+    cipher: Option<ChaCha20Poly1305>,
+}
+
+impl Sealer {
+    /// The key of `plane` for `secret`; an empty secret means no sealing.
+    pub fn new(secret: &[u8], plane: Plane) -> Self {
+        if secret.is_empty() {
+            return Sealer { cipher: None };
+        }
+        let info: &[u8] = match plane {
+            Plane::Gossip => b"ephpm-gossip-v1",
+            Plane::Data => b"ephpm-data-v1",
+        };
+        let mut key = [0u8; 32];
+        Hkdf::<Sha256>::new(Some(SALT), secret)
+            .expand(info, &mut key)
+            .expect("32 bytes is a valid HKDF-SHA256 output length");
+        Sealer {
+            cipher: Some(ChaCha20Poly1305::new(&Key::from(key))),
+        }
+    }
+
+    pub fn seal(&self, plain: &[u8]) -> Vec<u8> {
+        let Some(cipher) = &self.cipher else {
+            return plain.to_vec();
+        };
+        let nonce = next_nonce();
+        let sealed = cipher
+            .encrypt(&Nonce::from(nonce), plain)
+            .expect("ChaCha20-Poly1305 encrypts any message below 256 GiB");
+        let mut out = Vec::with_capacity(OVERHEAD + plain.len());
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&sealed);
+        out
+    }
+
+    /// The plain message, or `None` when `sealed` was not sealed with this key (or was
+    /// altered).
+    pub fn open(&self, sealed: &[u8]) -> Option<Vec<u8>> {
+        let Some(cipher) = &self.cipher else {
+            return Some(sealed.to_vec());
+        };
+        if sealed.len() < OVERHEAD {
+            return None;
+        }
+        let (nonce, body) = sealed.split_at(12);
+        let nonce: [u8; 12] = nonce.try_into().ok()?;
+        cipher.decrypt(&Nonce::from(nonce), body).ok()
+    }
+}
+
+fn next_nonce() -> [u8; 12] {
+    static STATE: Mutex<(u64, u32, u32)> = Mutex::new((0, 0, 0));
+    let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    // (prefix, counter, pid that drew the prefix): a forked child draws its own.
+    let pid = std::process::id();
+    if s.1 == u32::MAX || s.2 != pid {
+        *s = (random_u64(), 0, pid);
+    }
+    s.1 += 1;
+    let mut nonce = [0u8; 12];
+    nonce[..8].copy_from_slice(&s.0.to_le_bytes());
+    nonce[8..].copy_from_slice(&s.1.to_le_bytes());
+    nonce
+}
+
+/// 64 random bits from the kernel.
+pub fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: getrandom writes at most `b.len()` bytes into the buffer it is given.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    assert_eq!(n, 8, "getrandom failed");
+    u64::from_le_bytes(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sealed_message_opens_only_with_the_same_secret_and_plane() {
+        let a = Sealer::new(b"s3cret", Plane::Data);
+        let sealed = a.seal(b"hello");
+        assert_eq!(sealed.len(), 5 + OVERHEAD);
+        assert_eq!(a.open(&sealed).as_deref(), Some(&b"hello"[..]));
+        assert_eq!(Sealer::new(b"other", Plane::Data).open(&sealed), None);
+        assert_eq!(Sealer::new(b"s3cret", Plane::Gossip).open(&sealed), None);
+        let mut altered = sealed.clone();
+        altered[14] ^= 1;
+        assert_eq!(a.open(&altered), None);
+        assert_eq!(a.open(b"short"), None);
+    }
+
+    #[test]
+    fn nonces_never_repeat() {
+        let a = Sealer::new(b"k", Plane::Gossip);
+        let x = a.seal(b"same");
+        let y = a.seal(b"same");
+        assert_ne!(x[..12], y[..12]);
+        assert_ne!(x, y);
+    }
+}

@@ -1,0 +1,140 @@
+//! The gossip plane: chitchat membership over a transport that seals every datagram,
+//! and the small-value tier carried in each node's gossip state.
+//!
+//! A node publishes the keys it owns under `k:<base64url key>` with the value
+//! `<base64 entry>:<expiry, ms since the epoch, 0 = none>`: the entry itself when it is at
+//! most `small_key_threshold` bytes, otherwise a marker that tells other hosts to drop
+//! their copy and ask the owner. Deletes are published as tombstone entries (chitchat's
+//! own deletes fire no event anywhere), and every host applies what it hears only over
+//! an older stamp. Published keys are bounded (`MAX_PUBLISHED`) and collected once
+//! expired, or a grace period after their delete, so one node's state stays far below
+//! the ~65 KB that one gossip key+value may take (a larger one would stop its gossip).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use chitchat::transport::{Socket, Transport};
+use chitchat::{ChitchatMessage, Deserializable, Serializable};
+
+use super::crypto::Sealer;
+
+/// The prefix of published keys in a node's gossip state.
+pub const KEY_PREFIX: &str = "k:";
+/// The gossip state key that carries the node's data-plane address.
+pub const DATA_ADDR: &str = "data";
+/// At most this many published keys per node; past it, small values are served by their
+/// owner only (hosts then read them through, as they do large ones).
+pub const MAX_PUBLISHED: usize = 10_000;
+
+pub fn gossip_key(key: &[u8]) -> String {
+    format!("{KEY_PREFIX}{}", URL_SAFE_NO_PAD.encode(key))
+}
+
+/// The key a gossip key (without its prefix) names.
+pub fn key_of(gossip_key: &str) -> Option<Vec<u8>> {
+    URL_SAFE_NO_PAD.decode(gossip_key).ok()
+}
+
+pub fn gossip_value(entry: &[u8], expiry_ms: u64) -> String {
+    format!("{}:{expiry_ms}", STANDARD.encode(entry))
+}
+
+/// The entry and expiry a gossip value carries.
+pub fn parse_value(value: &str) -> Option<(Vec<u8>, u64)> {
+    let (entry, expiry) = value.rsplit_once(':')?;
+    Some((STANDARD.decode(entry).ok()?, expiry.parse().ok()?))
+}
+
+/// chitchat's UDP transport with every datagram sealed (`crypto.rs`). A datagram that
+/// does not open with the cluster's key is dropped and counted: a node with another
+/// secret never becomes a member.
+pub struct SealedUdp {
+    pub sealer: std::sync::Arc<Sealer>,
+    pub dropped: std::sync::Arc<AtomicU64>,
+}
+
+struct SealedSocket {
+    socket: tokio::net::UdpSocket,
+    sealer: std::sync::Arc<Sealer>,
+    dropped: std::sync::Arc<AtomicU64>,
+    buf: Vec<u8>,
+}
+
+/// The largest UDP payload; chitchat sizes its messages for it, and zstd keeps real
+/// datagrams far enough below it that the seal's 28 bytes fit (measured in the research
+/// spike); a message that would not fit is dropped rather than sent truncated.
+const MAX_DATAGRAM: usize = 65_507;
+
+#[async_trait]
+impl Transport for SealedUdp {
+    async fn open(&self, listen_addr: SocketAddr) -> anyhow::Result<Box<dyn Socket>> {
+        let socket = tokio::net::UdpSocket::bind(listen_addr)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot bind the gossip socket {listen_addr}/udp: {e}"))?;
+        Ok(Box::new(SealedSocket {
+            socket,
+            sealer: self.sealer.clone(),
+            dropped: self.dropped.clone(),
+            buf: vec![0; MAX_DATAGRAM],
+        }))
+    }
+}
+
+#[async_trait]
+impl Socket for SealedSocket {
+    async fn send(&mut self, to: SocketAddr, msg: ChitchatMessage) -> anyhow::Result<()> {
+        let sealed = self.sealer.seal(&msg.serialize_to_vec());
+        if sealed.len() > MAX_DATAGRAM {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
+        // A peer that is down is not an error of the transport.
+        let _ = self.socket.send_to(&sealed, to).await;
+        Ok(())
+    }
+
+    async fn recv(&mut self) -> anyhow::Result<(SocketAddr, ChitchatMessage)> {
+        loop {
+            let (len, from) = match self.socket.recv_from(&mut self.buf).await {
+                Ok(r) => r,
+                // ICMP errors of an earlier send to a peer that is down.
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => continue,
+                Err(e) => return Err(anyhow::anyhow!("the gossip socket failed: {e}")),
+            };
+            let message = self
+                .sealer
+                .open(&self.buf[..len])
+                .and_then(|plain| ChitchatMessage::deserialize(&mut &plain[..]).ok());
+            match message {
+                Some(m) => return Ok((from, m)),
+                None => {
+                    self.dropped.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gossip_keys_and_values_round_trip() {
+        let k = gossip_key(b"user:\x00\xff");
+        assert!(k.starts_with(KEY_PREFIX));
+        assert_eq!(
+            key_of(&k[KEY_PREFIX.len()..]).as_deref(),
+            Some(&b"user:\x00\xff"[..])
+        );
+        let v = gossip_value(b"\x00entry:with:colons", 123);
+        assert_eq!(
+            parse_value(&v),
+            Some((b"\x00entry:with:colons".to_vec(), 123))
+        );
+        assert_eq!(parse_value("junk"), None);
+    }
+}

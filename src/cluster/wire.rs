@@ -1,0 +1,471 @@
+//! The messages between a PHP process and its host's node (unix socket, plain frames)
+//! and between nodes (TCP data plane, sealed frames): one request, one response.
+//!
+//! A frame is `[length u32 BE][body]`. Numbers are big-endian, byte strings are
+//! `[length u32][bytes]`, and a TTL is milliseconds with `u64::MAX` for "none".
+
+use std::io::{self, Read, Write};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::store::Stats;
+
+/// The largest frame either side accepts: a 64 MiB value and its envelope.
+pub const MAX_FRAME: usize = (64 << 20) + 4096;
+
+/// Who is asking, which says what the receiving node does with the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// A PHP process of the host: the node routes it to the key's owner.
+    Client,
+    /// A node that found the receiver to be the key's owner: decide it here, or answer
+    /// `NotOwner` — never forward it again.
+    Owner,
+    /// A node asking for this node's own copy (a read from a replica, a replication, a
+    /// hand-off): act on the local copy only.
+    Here,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    Read {
+        key: Vec<u8>,
+    },
+    Set {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        ttl: Option<Duration>,
+    },
+    SetNx {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        ttl: Option<Duration>,
+    },
+    Del {
+        key: Vec<u8>,
+    },
+    DelIfEq {
+        key: Vec<u8>,
+        expected: Vec<u8>,
+    },
+    IncrBy {
+        key: Vec<u8>,
+        by: i64,
+        ttl: Option<Duration>,
+    },
+    Expire {
+        key: Vec<u8>,
+        ttl: Option<Duration>,
+    },
+    /// Answers once the key's version differs from `version` (true) or after `timeout`.
+    Wait {
+        key: Vec<u8>,
+        version: u64,
+        timeout: Duration,
+    },
+    LockAcquire {
+        key: Vec<u8>,
+        token: Vec<u8>,
+        ttl: Duration,
+    },
+    LockExtend {
+        key: Vec<u8>,
+        token: Vec<u8>,
+        ttl: Duration,
+    },
+    LockRelease {
+        key: Vec<u8>,
+        token: Vec<u8>,
+    },
+    Clear {
+        prefix: Vec<u8>,
+    },
+    Stats,
+    /// Stores a copy of an entry unless the one held is newer (replication, hand-off).
+    Put {
+        key: Vec<u8>,
+        entry: Entry,
+    },
+    /// The node ids of the receiver's membership view.
+    Members,
+}
+
+/// An entry as kept in a segment (`entry.rs`) and its remaining lifetime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub stored: Vec<u8>,
+    pub ttl: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    NotAnInteger = 1,
+    Overflow = 2,
+    Full = 3,
+    Unavailable = 4,
+    NotOwner = 5,
+    Invalid = 6,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    Entry(Option<Entry>),
+    Bool(bool),
+    Int(i64),
+    Fence(Option<u64>),
+    Stats(Stats),
+    Members(Vec<String>),
+    Done,
+    Failed(Failure, String),
+}
+
+impl Op {
+    /// The key the operation is about, which decides where it goes.
+    pub fn key(&self) -> Option<&[u8]> {
+        use Op::*;
+        match self {
+            Read { key }
+            | Set { key, .. }
+            | SetNx { key, .. }
+            | Del { key }
+            | DelIfEq { key, .. }
+            | IncrBy { key, .. }
+            | Expire { key, .. }
+            | Wait { key, .. }
+            | LockAcquire { key, .. }
+            | LockExtend { key, .. }
+            | LockRelease { key, .. }
+            | Put { key, .. } => Some(key),
+            Clear { .. } | Stats | Members => None,
+        }
+    }
+}
+
+struct Out(Vec<u8>);
+
+impl Out {
+    fn u8(&mut self, v: u8) -> &mut Self {
+        self.0.push(v);
+        self
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.extend_from_slice(&(b.len() as u32).to_be_bytes());
+        self.0.extend_from_slice(b);
+        self
+    }
+    fn ttl(&mut self, t: Option<Duration>) -> &mut Self {
+        self.u64(t.map_or(u64::MAX, |d| d.as_millis().min(u64::MAX as u128 - 1) as u64))
+    }
+    fn entry(&mut self, e: &Entry) -> &mut Self {
+        self.bytes(&e.stored).ttl(e.ttl)
+    }
+}
+
+struct In<'a>(&'a [u8]);
+
+impl In<'_> {
+    fn u8(&mut self) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(b)
+    }
+    fn u64(&mut self) -> Option<u64> {
+        let (head, rest) = self.0.split_at_checked(8)?;
+        self.0 = rest;
+        Some(u64::from_be_bytes(head.try_into().ok()?))
+    }
+    fn bytes(&mut self) -> Option<Vec<u8>> {
+        let (len, rest) = self.0.split_at_checked(4)?;
+        let len = u32::from_be_bytes(len.try_into().ok()?) as usize;
+        let (b, rest) = rest.split_at_checked(len)?;
+        self.0 = rest;
+        Some(b.to_vec())
+    }
+    fn ttl(&mut self) -> Option<Option<Duration>> {
+        let ms = self.u64()?;
+        Some((ms != u64::MAX).then(|| Duration::from_millis(ms)))
+    }
+    fn duration(&mut self) -> Option<Duration> {
+        self.ttl()?
+    }
+    fn entry(&mut self) -> Option<Entry> {
+        Some(Entry {
+            stored: self.bytes()?,
+            ttl: self.ttl()?,
+        })
+    }
+    fn end<T>(&self, v: T) -> Option<T> {
+        self.0.is_empty().then_some(v)
+    }
+}
+
+pub fn encode_request(route: Route, op: &Op) -> Vec<u8> {
+    let mut o = Out(Vec::with_capacity(64));
+    o.u8(route as u8);
+    match op {
+        Op::Read { key } => o.u8(1).bytes(key),
+        Op::Set { key, value, ttl } => o.u8(2).bytes(key).bytes(value).ttl(*ttl),
+        Op::SetNx { key, value, ttl } => o.u8(3).bytes(key).bytes(value).ttl(*ttl),
+        Op::Del { key } => o.u8(4).bytes(key),
+        Op::DelIfEq { key, expected } => o.u8(5).bytes(key).bytes(expected),
+        Op::IncrBy { key, by, ttl } => o.u8(6).bytes(key).u64(*by as u64).ttl(*ttl),
+        Op::Expire { key, ttl } => o.u8(7).bytes(key).ttl(*ttl),
+        Op::Wait {
+            key,
+            version,
+            timeout,
+        } => o.u8(8).bytes(key).u64(*version).ttl(Some(*timeout)),
+        Op::LockAcquire { key, token, ttl } => o.u8(9).bytes(key).bytes(token).ttl(Some(*ttl)),
+        Op::LockExtend { key, token, ttl } => o.u8(10).bytes(key).bytes(token).ttl(Some(*ttl)),
+        Op::LockRelease { key, token } => o.u8(11).bytes(key).bytes(token),
+        Op::Clear { prefix } => o.u8(12).bytes(prefix),
+        Op::Stats => o.u8(13),
+        Op::Put { key, entry } => o.u8(14).bytes(key).entry(entry),
+        Op::Members => o.u8(15),
+    };
+    o.0
+}
+
+pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
+    let mut i = In(b);
+    let route = match i.u8()? {
+        0 => Route::Client,
+        1 => Route::Owner,
+        2 => Route::Here,
+        _ => return None,
+    };
+    let op = match i.u8()? {
+        1 => Op::Read { key: i.bytes()? },
+        2 => Op::Set {
+            key: i.bytes()?,
+            value: i.bytes()?,
+            ttl: i.ttl()?,
+        },
+        3 => Op::SetNx {
+            key: i.bytes()?,
+            value: i.bytes()?,
+            ttl: i.ttl()?,
+        },
+        4 => Op::Del { key: i.bytes()? },
+        5 => Op::DelIfEq {
+            key: i.bytes()?,
+            expected: i.bytes()?,
+        },
+        6 => Op::IncrBy {
+            key: i.bytes()?,
+            by: i.u64()? as i64,
+            ttl: i.ttl()?,
+        },
+        7 => Op::Expire {
+            key: i.bytes()?,
+            ttl: i.ttl()?,
+        },
+        8 => Op::Wait {
+            key: i.bytes()?,
+            version: i.u64()?,
+            timeout: i.duration()?,
+        },
+        9 => Op::LockAcquire {
+            key: i.bytes()?,
+            token: i.bytes()?,
+            ttl: i.duration()?,
+        },
+        10 => Op::LockExtend {
+            key: i.bytes()?,
+            token: i.bytes()?,
+            ttl: i.duration()?,
+        },
+        11 => Op::LockRelease {
+            key: i.bytes()?,
+            token: i.bytes()?,
+        },
+        12 => Op::Clear { prefix: i.bytes()? },
+        13 => Op::Stats,
+        14 => Op::Put {
+            key: i.bytes()?,
+            entry: i.entry()?,
+        },
+        15 => Op::Members,
+        _ => return None,
+    };
+    i.end((route, op))
+}
+
+pub fn encode_response(r: &Response) -> Vec<u8> {
+    let mut o = Out(Vec::with_capacity(32));
+    match r {
+        Response::Entry(None) => o.u8(1),
+        Response::Entry(Some(e)) => o.u8(2).entry(e),
+        Response::Bool(b) => o.u8(3).u8(*b as u8),
+        Response::Int(n) => o.u8(4).u64(*n as u64),
+        Response::Fence(None) => o.u8(5),
+        Response::Fence(Some(f)) => o.u8(6).u64(*f),
+        Response::Stats(s) => o
+            .u8(7)
+            .u64(s.memory_size)
+            .u64(s.memory_used)
+            .u64(s.entries)
+            .u64(s.hits)
+            .u64(s.misses)
+            .u64(s.evictions)
+            .u64(s.expirations)
+            .u64(s.repairs)
+            .u64(s.shards),
+        Response::Members(ids) => {
+            o.u8(8).u64(ids.len() as u64);
+            for id in ids {
+                o.bytes(id.as_bytes());
+            }
+            &mut o
+        }
+        Response::Done => o.u8(9),
+        Response::Failed(f, why) => o.u8(10).u8(*f as u8).bytes(why.as_bytes()),
+    };
+    o.0
+}
+
+pub fn decode_response(b: &[u8]) -> Option<Response> {
+    let mut i = In(b);
+    let r = match i.u8()? {
+        1 => Response::Entry(None),
+        2 => Response::Entry(Some(i.entry()?)),
+        3 => Response::Bool(i.u8()? != 0),
+        4 => Response::Int(i.u64()? as i64),
+        5 => Response::Fence(None),
+        6 => Response::Fence(Some(i.u64()?)),
+        7 => Response::Stats(Stats {
+            memory_size: i.u64()?,
+            memory_used: i.u64()?,
+            entries: i.u64()?,
+            hits: i.u64()?,
+            misses: i.u64()?,
+            evictions: i.u64()?,
+            expirations: i.u64()?,
+            repairs: i.u64()?,
+            shards: i.u64()?,
+        }),
+        8 => {
+            let n = i.u64()?.min(65_536);
+            let mut ids = Vec::new();
+            for _ in 0..n {
+                ids.push(String::from_utf8(i.bytes()?).ok()?);
+            }
+            Response::Members(ids)
+        }
+        9 => Response::Done,
+        10 => {
+            let f = match i.u8()? {
+                1 => Failure::NotAnInteger,
+                2 => Failure::Overflow,
+                3 => Failure::Full,
+                4 => Failure::Unavailable,
+                5 => Failure::NotOwner,
+                _ => Failure::Invalid,
+            };
+            Response::Failed(f, String::from_utf8_lossy(&i.bytes()?).into_owned())
+        }
+        _ => return None,
+    };
+    i.end(r)
+}
+
+fn too_large(len: usize) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("a frame of {len} bytes is larger than the {MAX_FRAME} allowed"),
+    )
+}
+
+pub fn write_frame(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(4 + body.len());
+    buf.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    buf.extend_from_slice(body);
+    w.write_all(&buf)
+}
+
+pub fn read_frame(r: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(too_large(len));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body)?;
+    Ok(body)
+}
+
+pub async fn write_frame_async(w: &mut (impl AsyncWrite + Unpin), body: &[u8]) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(4 + body.len());
+    buf.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    buf.extend_from_slice(body);
+    w.write_all(&buf).await
+}
+
+pub async fn read_frame_async(r: &mut (impl AsyncRead + Unpin)) -> io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    r.read_exact(&mut len).await?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(too_large(len));
+    }
+    let mut body = vec![0u8; len];
+    r.read_exact(&mut body).await?;
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_responses_round_trip_and_junk_is_refused() {
+        let ops = [
+            Op::Set {
+                key: b"k".to_vec(),
+                value: b"v".to_vec(),
+                ttl: Some(Duration::from_millis(1500)),
+            },
+            Op::IncrBy {
+                key: b"n".to_vec(),
+                by: -5,
+                ttl: None,
+            },
+            Op::Wait {
+                key: b"k".to_vec(),
+                version: 9,
+                timeout: Duration::from_secs(2),
+            },
+            Op::Put {
+                key: b"k".to_vec(),
+                entry: Entry {
+                    stored: vec![1, 2],
+                    ttl: None,
+                },
+            },
+            Op::Stats,
+        ];
+        for op in ops {
+            let b = encode_request(Route::Owner, &op);
+            assert_eq!(decode_request(&b), Some((Route::Owner, op)));
+            assert_eq!(decode_request(&b[..b.len() - 1]), None);
+        }
+        for r in [
+            Response::Fence(Some(42)),
+            Response::Members(vec!["a".into(), "b".into()]),
+            Response::Failed(Failure::NotOwner, "moved".into()),
+            Response::Entry(Some(Entry {
+                stored: b"x".to_vec(),
+                ttl: Some(Duration::from_millis(5)),
+            })),
+        ] {
+            assert_eq!(decode_response(&encode_response(&r)), Some(r));
+        }
+        assert_eq!(decode_request(b"\x09\x01"), None);
+    }
+}

@@ -1,0 +1,324 @@
+//! `cluster://`: the gossip cluster, as a PHP process sees it. Reads are served from
+//! the host's cluster segment when it holds the key (the node keeps it current from
+//! replication and gossip); everything else goes to the host's node over its unix
+//! socket, which routes it to the key's owner (`crate::cluster`).
+
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::shm::{ShmOptions, ShmStore, open_shared};
+use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value, bytes};
+use crate::cluster::entry::{self, State};
+use crate::cluster::wire::{self, Entry, Failure, Op, Response, Route};
+use crate::cluster::{segment_options, socket_path};
+
+pub struct ClusterStore {
+    local: Arc<ShmStore>,
+    socket: PathBuf,
+    timeout: Duration,
+    /// Idle connections to the node, with the pid that opened them: a forked child
+    /// never shares its parent's.
+    idle: Mutex<Vec<(u32, UnixStream)>>,
+}
+
+impl ClusterStore {
+    pub fn open(store: &ShmOptions, timeout: Duration) -> Result<(Self, Vec<String>)> {
+        let (local, warnings) = open_shared(&segment_options(store))?;
+        Ok((
+            ClusterStore {
+                local,
+                socket: socket_path(store),
+                timeout,
+                idle: Mutex::new(Vec::new()),
+            },
+            warnings,
+        ))
+    }
+
+    fn unavailable(&self, cause: String) -> StoreError {
+        StoreError::Unavailable {
+            address: format!("the cluster node at {}", self.socket.display()),
+            cause,
+        }
+    }
+
+    /// One request to the node. A kept connection that fails before any answer is
+    /// replaced once for a read (the node may have been restarted); a write that fails
+    /// is `Unavailable`, since it may have landed.
+    fn call(&self, op: &Op) -> Result<Response> {
+        let wait = match op {
+            Op::Wait { timeout, .. } => *timeout,
+            _ => Duration::ZERO,
+        };
+        let idempotent = matches!(
+            op,
+            Op::Read { .. } | Op::Wait { .. } | Op::Stats | Op::Members
+        );
+        let body = wire::encode_request(Route::Client, op);
+        let pid = crate::runtime::pid();
+        loop {
+            let kept = {
+                let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+                idle.retain(|(p, _)| *p == pid);
+                idle.pop().map(|(_, c)| c)
+            };
+            let was_kept = kept.is_some();
+            let mut conn = match kept {
+                Some(c) => c,
+                None => UnixStream::connect(&self.socket).map_err(|e| {
+                    self.unavailable(format!("no node serves this host's store ({e})"))
+                })?,
+            };
+            // The node may itself wait `timeout` for the owner, and twice when views differ.
+            let limit = wait + self.timeout * 3;
+            let _ = conn.set_read_timeout(Some(limit));
+            let _ = conn.set_write_timeout(Some(self.timeout));
+            let answer =
+                wire::write_frame(&mut conn, &body).and_then(|_| wire::read_frame(&mut conn));
+            match answer {
+                Ok(frame) => {
+                    let response = wire::decode_response(&frame).ok_or_else(|| {
+                        self.unavailable("the node sent a malformed answer".into())
+                    })?;
+                    self.idle
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((pid, conn));
+                    return failure(response);
+                }
+                Err(_) if was_kept && idempotent => continue,
+                Err(e) => return Err(self.unavailable(e.to_string())),
+            }
+        }
+    }
+
+    /// The node ids the host's node sees as members.
+    pub fn members(&self) -> Result<Vec<String>> {
+        match self.call(&Op::Members)? {
+            Response::Members(m) => Ok(m),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    fn entry(&self, key: &[u8]) -> Result<Option<Entry>> {
+        match self.call(&Op::Read { key: key.to_vec() })? {
+            Response::Entry(e) => Ok(e),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    fn boolean(&self, op: Op) -> Result<bool> {
+        match self.call(&op)? {
+            Response::Bool(b) => Ok(b),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// Shows the segment's copy of `key` to `visit`: its version, or `None` when the
+    /// segment has no live value for it (absent, deleted, or a large value held elsewhere).
+    fn read_local(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
+        let mut version = None;
+        self.local.read(key, &mut |v| {
+            if let Value::Str(e) = v {
+                if let Some((_, State::Value(value))) = entry::parse(e) {
+                    version = Some(bytes::fingerprint(e));
+                    visit(value);
+                }
+            }
+        })?;
+        Ok(version)
+    }
+}
+
+fn encoded(value: Value<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    bytes::encode(value, &mut out);
+    out
+}
+
+fn failure(r: Response) -> Result<Response> {
+    let Response::Failed(kind, why) = r else {
+        return Ok(r);
+    };
+    Err(match kind {
+        Failure::NotAnInteger => StoreError::NotAnInteger,
+        Failure::Overflow => StoreError::Overflow,
+        Failure::Unavailable | Failure::NotOwner => StoreError::Unavailable {
+            address: "the cluster".into(),
+            cause: why,
+        },
+        Failure::Full | Failure::Invalid => StoreError::Remote {
+            address: "the cluster".into(),
+            reply: why,
+        },
+    })
+}
+
+fn unexpected(r: Response) -> StoreError {
+    StoreError::Remote {
+        address: "the cluster node".into(),
+        reply: format!("an answer that does not fit the request: {r:?}"),
+    }
+}
+
+fn lifetime(ttl: Option<Duration>) -> KeyTtl {
+    ttl.map_or(KeyTtl::Persistent, KeyTtl::Remaining)
+}
+
+impl Store for ClusterStore {
+    fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
+        if let Some(v) = self.read_local(key, visit)? {
+            return Ok(Some(v));
+        }
+        let Some(e) = self.entry(key)? else {
+            return Ok(None);
+        };
+        match entry::parse(&e.stored) {
+            Some((_, State::Value(value))) => {
+                visit(value);
+                Ok(Some(bytes::fingerprint(&e.stored)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn exists(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.read(key, &mut |_| {})?.is_some())
+    }
+
+    fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
+        let op = Op::Set {
+            key: key.to_vec(),
+            value: encoded(value),
+            ttl,
+        };
+        self.call(&op).map(|_| ())
+    }
+
+    fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        let op = Op::SetNx {
+            key: key.to_vec(),
+            value: encoded(value),
+            ttl,
+        };
+        Ok(if self.boolean(op)? {
+            SetNx::Inserted
+        } else {
+            SetNx::Exists
+        })
+    }
+
+    fn del(&self, key: &[u8]) -> Result<bool> {
+        self.boolean(Op::Del { key: key.to_vec() })
+    }
+
+    fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
+        self.boolean(Op::DelIfEq {
+            key: key.to_vec(),
+            expected: expected.to_vec(),
+        })
+    }
+
+    fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
+        match self.call(&Op::IncrBy {
+            key: key.to_vec(),
+            by,
+            ttl,
+        })? {
+            Response::Int(n) => Ok(n),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
+        self.boolean(Op::Expire {
+            key: key.to_vec(),
+            ttl,
+        })
+    }
+
+    fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
+        Ok(match self.entry(key)? {
+            Some(e) => lifetime(e.ttl),
+            None => KeyTtl::Missing,
+        })
+    }
+
+    /// Asks the owner, not the segment: a waiter must compare against what the owner
+    /// will wait on.
+    fn version_and_ttl(&self, key: &[u8]) -> Result<Option<(u64, KeyTtl)>> {
+        Ok(self
+            .entry(key)?
+            .map(|e| (bytes::fingerprint(&e.stored), lifetime(e.ttl))))
+    }
+
+    fn clear(&self, prefix: &[u8]) -> Result<u64> {
+        match self.call(&Op::Clear {
+            prefix: prefix.to_vec(),
+        })? {
+            Response::Int(n) => Ok(n.max(0) as u64),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    fn stats(&self) -> Result<Stats> {
+        match self.call(&Op::Stats) {
+            Ok(Response::Stats(s)) => Ok(s),
+            Ok(other) => Err(unexpected(other)),
+            // Without a node, the segment's own counters.
+            Err(StoreError::Unavailable { .. }) => self.local.stats(),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool> {
+        self.boolean(Op::Wait {
+            key: key.to_vec(),
+            version: last_version,
+            timeout,
+        })
+    }
+
+    fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>> {
+        match self.call(&Op::LockAcquire {
+            key: name.to_vec(),
+            token: token.to_vec(),
+            ttl,
+        })? {
+            Response::Fence(f) => Ok(f),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {
+        self.boolean(Op::LockExtend {
+            key: name.to_vec(),
+            token: token.to_vec(),
+            ttl,
+        })
+    }
+
+    fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
+        self.boolean(Op::LockRelease {
+            key: name.to_vec(),
+            token: token.to_vec(),
+        })
+    }
+
+    fn describe(&self) -> String {
+        match self.members() {
+            Ok(m) => format!(
+                "cluster (node socket {}, {} members: {})",
+                self.socket.display(),
+                m.len(),
+                m.join(", ")
+            ),
+            _ => format!(
+                "cluster (node socket {}, no node running)",
+                self.socket.display()
+            ),
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! Real cluster nodes for the tests: `ephpm-node` processes on 127.0.0.N, each with its
+//! own host store in the test's directory and its own process group, stopped by pid.
+//! They die with the test thread (PR_SET_PDEATHSIG) however it ends. Each node's
+//! stderr goes to `node-N.log` in the directory; `dump_logs` prints them.
+#![allow(dead_code)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ephpm::store::cluster::ClusterStore;
+use ephpm::store::shm::ShmOptions;
+
+use super::TestDir;
+
+pub const SECRET: &str = "test-cluster-secret";
+
+pub struct TestNode {
+    pub index: u8,
+    pub gossip: SocketAddr,
+    pub dir: PathBuf,
+    args: Vec<String>,
+    child: Option<Child>,
+}
+
+/// A free UDP port on 127.0.0.N, for a node's gossip.
+fn free_gossip_addr(index: u8) -> SocketAddr {
+    let s = UdpSocket::bind(("127.0.0.".to_string() + &index.to_string(), 0)).expect("bind udp");
+    s.local_addr().expect("udp addr")
+}
+
+impl TestNode {
+    /// Starts node `index` (1…254) on 127.0.0.`index`, joining through `seeds`, with the
+    /// test secret and a 100 ms gossip interval unless `extra` says otherwise.
+    pub fn start(dir: &TestDir, index: u8, seeds: &[SocketAddr], extra: &[&str]) -> TestNode {
+        let gossip = free_gossip_addr(index);
+        let mut args: Vec<String> = vec![
+            "--store".into(),
+            format!("n{index}"),
+            "--node-id".into(),
+            format!("node-{index}"),
+            "--gossip".into(),
+            gossip.to_string(),
+            "--shm-dir".into(),
+            dir.0.display().to_string(),
+            "--shm-size".into(),
+            "16M".into(),
+        ];
+        if !extra.contains(&"--gossip-interval-ms") {
+            args.extend(["--gossip-interval-ms".into(), "100".into()]);
+        }
+        for s in seeds {
+            args.extend(["--seed".into(), s.to_string()]);
+        }
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let mut node = TestNode {
+            index,
+            gossip,
+            dir: dir.0.clone(),
+            args,
+            child: None,
+        };
+        node.spawn(!extra.contains(&"--no-secret"));
+        node
+    }
+
+    fn spawn(&mut self, with_secret: bool) {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join(format!("node-{}.log", self.index)))
+            .expect("node log");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ephpm-node"));
+        let args: Vec<&String> = self.args.iter().filter(|a| *a != "--no-secret").collect();
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        if with_secret {
+            cmd.env("EPHPM_CLUSTER_SECRET", SECRET);
+        } else {
+            cmd.env_remove("EPHPM_CLUSTER_SECRET");
+        }
+        cmd.process_group(0);
+        // SAFETY: prctl with plain integers, async-signal-safe between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                Ok(())
+            });
+        }
+        self.child = Some(cmd.spawn().expect("spawn ephpm-node"));
+    }
+
+    pub fn options(&self) -> ShmOptions {
+        ShmOptions {
+            dir: self.dir.clone(),
+            ..ShmOptions::new(&format!("n{}", self.index), 16 << 20)
+        }
+    }
+
+    /// A PHP process's view of the cluster through this node.
+    pub fn store(&self) -> ClusterStore {
+        ClusterStore::open(&self.options(), Duration::from_secs(3))
+            .expect("open cluster store")
+            .0
+    }
+
+    pub fn id(&self) -> String {
+        format!("node-{}", self.index)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.as_ref().map_or(0, |c| c.id() as i32)
+    }
+
+    pub fn signal(&self, sig: libc::c_int) {
+        // SAFETY: kill with a pid this test started and a signal number.
+        unsafe { libc::kill(self.pid(), sig) };
+    }
+
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Kills and starts the node again: a new generation of the same node id, on the
+    /// same addresses, with the host store it had.
+    pub fn restart(&mut self) {
+        self.kill();
+        self.spawn(true);
+    }
+
+    pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
+        self.child
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
+    }
+}
+
+impl Drop for TestNode {
+    fn drop(&mut self) {
+        self.signal(libc::SIGCONT);
+        self.kill();
+    }
+}
+
+/// Starts `n` nodes, the first the others' seed, and waits until every one sees all.
+pub fn start_cluster(dir: &TestDir, n: u8, extra: &[&str]) -> Vec<TestNode> {
+    let first = TestNode::start(dir, 1, &[], extra);
+    let seed = first.gossip;
+    let mut nodes = vec![first];
+    for i in 2..=n {
+        nodes.push(TestNode::start(dir, i, &[seed], extra));
+    }
+    let all: Vec<String> = nodes.iter().map(TestNode::id).collect();
+    for node in &nodes {
+        wait_for_members(node, &all);
+    }
+    nodes
+}
+
+/// Waits (at most 30 s) until `node` sees exactly `ids` as members.
+pub fn wait_for_members(node: &TestNode, ids: &[String]) {
+    let mut want = ids.to_vec();
+    want.sort();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let store = node.store();
+    loop {
+        let seen = store.members().ok();
+        if seen.as_deref() == Some(&want[..]) {
+            // The view settles (`Node::settled`) after two quiet gossip intervals.
+            std::thread::sleep(Duration::from_millis(300));
+            return;
+        }
+        if Instant::now() > deadline {
+            dump_logs(&node.dir);
+            panic!("node-{} sees {seen:?}, not {want:?}", node.index);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn dump_logs(dir: &std::path::Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "log") {
+                eprintln!(
+                    "==== {}\n{}",
+                    p.display(),
+                    std::fs::read_to_string(&p).unwrap_or_default()
+                );
+            }
+        }
+    }
+}
+
+/// Retries `f` for up to 20 s until it returns `Some`.
+pub fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
