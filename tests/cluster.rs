@@ -46,15 +46,23 @@ fn three_nodes_share_small_and_large_values_and_decide_at_the_owner() {
     let stores: Vec<_> = nodes.iter().map(TestNode::store).collect();
     stores[0].set(b"small", Value::Str(b"hello"), None).unwrap();
     let big = vec![b'x'; 10_000];
-    stores[0].set(b"big", Value::Str(&big), Some(Duration::from_secs(60))).unwrap();
+    stores[0]
+        .set(b"big", Value::Str(&big), Some(Duration::from_secs(60)))
+        .unwrap();
     for s in &stores {
         let mut out = Vec::new();
-        let hit = s.get(b"small", &mut out).unwrap().expect("small everywhere");
+        let hit = s
+            .get(b"small", &mut out)
+            .unwrap()
+            .expect("small everywhere");
         assert_eq!((hit.value, &out[..]), (Fetched::Str, &b"hello"[..]));
         let hit = s.get(b"big", &mut out).unwrap().expect("big everywhere");
         assert_eq!((hit.value, out.len()), (Fetched::Str, 10_000));
     }
-    assert_eq!(stores[1].set_nx(b"small", Value::Int(1), None).unwrap(), SetNx::Exists);
+    assert_eq!(
+        stores[1].set_nx(b"small", Value::Int(1), None).unwrap(),
+        SetNx::Exists
+    );
     assert_eq!(stores[2].incr_by(b"n", 5, None).unwrap(), 5);
     assert_eq!(stores[0].incr_by(b"n", 1, None).unwrap(), 6);
     assert!(stores[1].del_if_eq(b"n", b"6").unwrap());
@@ -62,7 +70,9 @@ fn three_nodes_share_small_and_large_values_and_decide_at_the_owner() {
     // The small value reaches every host's segment by gossip: read there at shm speed.
     for n in &nodes {
         let seg = segment_of(n);
-        eventually("the small value in every segment", || seg.exists(b"small").unwrap().then_some(()));
+        eventually("the small value in every segment", || {
+            seg.exists(b"small").unwrap().then_some(())
+        });
     }
 }
 
@@ -104,21 +114,53 @@ fn a_stale_release_after_a_takeover_is_false_and_the_new_holder_keeps_the_lock()
     let nodes = start_cluster(&dir, 3, &[]);
     let s: Vec<_> = nodes.iter().map(TestNode::store).collect();
     let ttl = Duration::from_millis(300);
-    assert!(s[0].lock_acquire(b"expiring", b"old", ttl).unwrap().is_some());
+    assert!(
+        s[0].lock_acquire(b"expiring", b"old", ttl)
+            .unwrap()
+            .is_some()
+    );
     std::thread::sleep(ttl + Duration::from_millis(200));
-    assert!(s[1].lock_acquire(b"expiring", b"new", Duration::from_secs(30)).unwrap().is_some());
-    assert!(!s[0].lock_release(b"expiring", b"old").unwrap(), "the stale release freed a lock");
+    assert!(
+        s[1].lock_acquire(b"expiring", b"new", Duration::from_secs(30))
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        !s[0].lock_release(b"expiring", b"old").unwrap(),
+        "the stale release freed a lock"
+    );
 
-    assert!(s[0].lock_acquire(b"broken", b"old", Duration::from_secs(30)).unwrap().is_some());
+    assert!(
+        s[0].lock_acquire(b"broken", b"old", Duration::from_secs(30))
+            .unwrap()
+            .is_some()
+    );
     assert!(s[1].del(b"broken").unwrap());
-    assert!(s[1].lock_acquire(b"broken", b"new", Duration::from_secs(30)).unwrap().is_some());
-    assert!(!s[0].lock_release(b"broken", b"old").unwrap(), "the stale release freed a lock");
+    assert!(
+        s[1].lock_acquire(b"broken", b"new", Duration::from_secs(30))
+            .unwrap()
+            .is_some()
+    );
+    assert!(
+        !s[0].lock_release(b"broken", b"old").unwrap(),
+        "the stale release freed a lock"
+    );
 
     std::thread::sleep(Duration::from_millis(500));
     for (i, store) in s.iter().enumerate() {
         for name in [&b"expiring"[..], b"broken"] {
-            assert_eq!(string(store, name).as_deref(), Some(&b"new"[..]), "node {}", i + 1);
-            assert!(store.lock_acquire(name, b"third", Duration::from_secs(1)).unwrap().is_none());
+            assert_eq!(
+                string(store, name).as_deref(),
+                Some(&b"new"[..]),
+                "node {}",
+                i + 1
+            );
+            assert!(
+                store
+                    .lock_acquire(name, b"third", Duration::from_secs(1))
+                    .unwrap()
+                    .is_none()
+            );
         }
     }
 }
@@ -141,16 +183,29 @@ fn an_unreachable_owner_is_unavailable_never_inserted() {
         (nx.join().unwrap(), lock.join().unwrap())
     });
     nodes[2].signal(libc::SIGCONT);
-    assert!(matches!(nx, Err(StoreError::Unavailable { .. })), "set_nx with the owner stopped gave {nx:?}");
-    assert!(matches!(lock, Err(StoreError::Unavailable { .. })), "lock_acquire with the owner stopped gave {lock:?}");
-    assert!(started.elapsed() < Duration::from_secs(10), "it waited {:?}", started.elapsed());
+    assert!(
+        matches!(nx, Err(StoreError::Unavailable { .. })),
+        "set_nx with the owner stopped gave {nx:?}"
+    );
+    assert!(
+        matches!(lock, Err(StoreError::Unavailable { .. })),
+        "lock_acquire with the owner stopped gave {lock:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "it waited {:?}",
+        started.elapsed()
+    );
 }
 
 const RACERS_PER_NODE: usize = 8;
 const LOCK_ROUNDS: i64 = 100;
 
 fn coordination(dir: &str) -> ShmStore {
-    let opts = ShmOptions { dir: dir.into(), ..ShmOptions::new("coord", 4 * MB) };
+    let opts = ShmOptions {
+        dir: dir.into(),
+        ..ShmOptions::new("coord", 4 * MB)
+    };
     ShmStore::open(&opts).unwrap().0
 }
 
@@ -161,8 +216,13 @@ fn child_lock_racer() {
         return;
     };
     let (dir, node) = job.split_once('|').unwrap();
-    let opts = ShmOptions { dir: dir.into(), ..ShmOptions::new(&format!("n{node}"), 16 << 20) };
-    let cluster = ClusterStore::open(&opts, Duration::from_secs(5)).unwrap().0;
+    let opts = ShmOptions {
+        dir: dir.into(),
+        ..ShmOptions::new(&format!("n{node}"), 16 << 20)
+    };
+    let cluster = ClusterStore::open(&opts, Duration::from_secs(5), b"")
+        .unwrap()
+        .0;
     let coord = coordination(dir);
     let token = format!("{}", std::process::id());
     child::ready();
@@ -172,10 +232,18 @@ fn child_lock_racer() {
             std::thread::sleep(Duration::from_micros(200));
         }
         let name = format!("lock:{round}");
-        if cluster.lock_acquire(name.as_bytes(), token.as_bytes(), Duration::from_secs(60)).unwrap().is_some() {
-            coord.incr_by(format!("wins:{round}").as_bytes(), 1, None).unwrap();
+        if cluster
+            .lock_acquire(name.as_bytes(), token.as_bytes(), Duration::from_secs(60))
+            .unwrap()
+            .is_some()
+        {
+            coord
+                .incr_by(format!("wins:{round}").as_bytes(), 1, None)
+                .unwrap();
         }
-        coord.incr_by(format!("done:{round}").as_bytes(), 1, None).unwrap();
+        coord
+            .incr_by(format!("done:{round}").as_bytes(), 1, None)
+            .unwrap();
     }
 }
 
@@ -231,18 +299,36 @@ fn a_large_value_is_read_everywhere_and_from_a_replica_once_its_owner_dies() {
     let mut nodes = start_cluster(&dir, 3, &[]);
     let key = key_owned_by(&ids(3), "node-3", "big");
     let value = vec![7u8; 200_000];
-    nodes[0].store().set(&key, Value::Str(&value), None).unwrap();
+    nodes[0]
+        .store()
+        .set(&key, Value::Str(&value), None)
+        .unwrap();
     for n in &nodes {
-        assert_eq!(string(&n.store(), &key).map(|v| v.len()), Some(value.len()), "{}", n.id());
+        assert_eq!(
+            string(&n.store(), &key).map(|v| v.len()),
+            Some(value.len()),
+            "{}",
+            n.id()
+        );
     }
     nodes[2].kill();
     for n in &nodes[..2] {
-        assert_eq!(string(&n.store(), &key).as_deref(), Some(&value[..]), "{} after the owner died", n.id());
+        assert_eq!(
+            string(&n.store(), &key).as_deref(),
+            Some(&value[..]),
+            "{} after the owner died",
+            n.id()
+        );
     }
     let survivors = [nodes[0].id(), nodes[1].id()];
     wait_for_members(&nodes[0], &survivors);
     for n in &nodes[..2] {
-        assert_eq!(string(&n.store(), &key).as_deref(), Some(&value[..]), "{} once the owner left", n.id());
+        assert_eq!(
+            string(&n.store(), &key).as_deref(),
+            Some(&value[..]),
+            "{} once the owner left",
+            n.id()
+        );
     }
 }
 
@@ -255,13 +341,23 @@ fn a_fourth_node_moves_a_quarter_of_the_keys_and_every_key_stays_readable() {
     let keys: Vec<Vec<u8>> = (0..4000).map(|i| format!("key:{i}").into_bytes()).collect();
     let s1 = nodes[0].store();
     for (i, k) in keys.iter().enumerate() {
-        let v = if i % 2 == 0 { vec![b's'; 20] } else { vec![b'L'; 2_000] };
+        let v = if i % 2 == 0 {
+            vec![b's'; 20]
+        } else {
+            vec![b'L'; 2_000]
+        };
         s1.set(k, Value::Str(&v), None).unwrap();
     }
-    let moved = keys.iter().filter(|k| ids(3).owner(k) != ids(4).owner(k)).count();
+    let moved = keys
+        .iter()
+        .filter(|k| ids(3).owner(k) != ids(4).owner(k))
+        .count();
     let share = moved as f64 / keys.len() as f64;
     assert!(share <= 0.25 + 0.02, "{share} of the keys changed owner");
-    eprintln!("a fourth node: {share:.4} of {} keys changed owner", keys.len());
+    eprintln!(
+        "a fourth node: {share:.4} of {} keys changed owner",
+        keys.len()
+    );
 
     let fourth = TestNode::start(&dir, 4, &[nodes[0].gossip], &[]);
     let readers: Vec<ClusterStore> = nodes.iter().map(TestNode::store).collect();
@@ -271,7 +367,11 @@ fn a_fourth_node_moves_a_quarter_of_the_keys_and_every_key_stays_readable() {
     while joined_at.elapsed() < Duration::from_secs(3) {
         for r in &readers {
             for k in &keys {
-                assert!(string(r, k).is_some(), "{} unreadable during the join", String::from_utf8_lossy(k));
+                assert!(
+                    string(r, k).is_some(),
+                    "{} unreadable during the join",
+                    String::from_utf8_lossy(k)
+                );
             }
         }
     }
@@ -281,12 +381,19 @@ fn a_fourth_node_moves_a_quarter_of_the_keys_and_every_key_stays_readable() {
     let stores: Vec<ClusterStore> = nodes.iter().chain([&fourth]).map(TestNode::store).collect();
     for s in &stores {
         for k in &keys {
-            assert!(string(s, k).is_some(), "{} unreadable after the join", String::from_utf8_lossy(k));
+            assert!(
+                string(s, k).is_some(),
+                "{} unreadable after the join",
+                String::from_utf8_lossy(k)
+            );
         }
     }
     // The new owner holds what it owns now, in its own segment.
     let seg = segment_of(&fourth);
-    let owned: Vec<_> = keys.iter().filter(|k| &*ids(4).owner(k).unwrap() == "node-4").collect();
+    let owned: Vec<_> = keys
+        .iter()
+        .filter(|k| &*ids(4).owner(k).unwrap() == "node-4")
+        .collect();
     eventually("the moved keys in the new owner's segment", || {
         owned.iter().all(|k| seg.exists(k).unwrap()).then_some(())
     });
@@ -313,8 +420,16 @@ fn a_rolling_restart_loses_nothing() {
         let s = nodes[i].store();
         for (j, k) in keys.iter().enumerate() {
             let mut out = Vec::new();
-            let hit = eventually("a key after the restart", || s.get(k, &mut out).ok().flatten());
-            assert_eq!(hit.value, Fetched::Int(j as i64), "{} after restarting node {}", String::from_utf8_lossy(k), i + 1);
+            let hit = eventually("a key after the restart", || {
+                s.get(k, &mut out).ok().flatten()
+            });
+            assert_eq!(
+                hit.value,
+                Fetched::Int(j as i64),
+                "{} after restarting node {}",
+                String::from_utf8_lossy(k),
+                i + 1
+            );
         }
     }
     for n in &nodes {
@@ -322,7 +437,12 @@ fn a_rolling_restart_loses_nothing() {
         for (j, k) in keys.iter().enumerate() {
             let mut out = Vec::new();
             let hit = s.get(k, &mut out).unwrap();
-            assert_eq!(hit.map(|h| h.value), Some(Fetched::Int(j as i64)), "on {}", n.id());
+            assert_eq!(
+                hit.map(|h| h.value),
+                Some(Fetched::Int(j as i64)),
+                "on {}",
+                n.id()
+            );
         }
     }
     let _ = dump_logs;
@@ -334,10 +454,18 @@ fn a_rolling_restart_loses_nothing() {
 fn a_wrong_secret_is_invisible_and_an_empty_one_is_a_startup_error() {
     let dir = TestDir::new("sec");
     let nodes = start_cluster(&dir, 2, &[]);
-    nodes[0].store().set(b"secret-data", Value::Str(b"for members"), None).unwrap();
+    nodes[0]
+        .store()
+        .set(b"secret-data", Value::Str(b"for members"), None)
+        .unwrap();
     let other = dir.0.join("other.secret");
     std::fs::write(&other, "not-the-test-secret").unwrap();
-    let intruder = TestNode::start(&dir, 3, &[nodes[0].gossip], &["--secret-file", other.to_str().unwrap()]);
+    let intruder = TestNode::start(
+        &dir,
+        3,
+        &[nodes[0].gossip],
+        &["--secret-file", other.to_str().unwrap()],
+    );
     std::thread::sleep(Duration::from_secs(2));
     let members = |n: &TestNode| n.store().members().unwrap();
     assert_eq!(members(&nodes[0]), ["node-1", "node-2"]);
@@ -370,14 +498,23 @@ fn a_value_over_the_gossip_limit_goes_to_the_data_plane_and_gossip_keeps_flowing
     let huge = vec![b'h'; 100_000];
     s1.set(b"huge", Value::Str(&huge), None).unwrap();
     for i in 0..20 {
-        s1.set(format!("after:{i}").as_bytes(), Value::Int(i), None).unwrap();
+        s1.set(format!("after:{i}").as_bytes(), Value::Int(i), None)
+            .unwrap();
     }
     for n in &nodes {
         let seg = segment_of(n);
-        eventually("small keys written after the huge one, in every segment", || {
-            (0..20).all(|i| seg.exists(format!("after:{i}").as_bytes()).unwrap()).then_some(())
-        });
-        assert_eq!(string(&n.store(), b"huge").map(|v| v.len()), Some(huge.len()));
+        eventually(
+            "small keys written after the huge one, in every segment",
+            || {
+                (0..20)
+                    .all(|i| seg.exists(format!("after:{i}").as_bytes()).unwrap())
+                    .then_some(())
+            },
+        );
+        assert_eq!(
+            string(&n.store(), b"huge").map(|v| v.len()),
+            Some(huge.len())
+        );
     }
     // The owner and the replica hold the value; the third host holds gossip's marker
     // (read once, it keeps no copy).

@@ -642,51 +642,69 @@ impl Node {
         }
     }
 
-    /// Copies a decided write to the replicas (each answer awaited, a failure logged),
-    /// and publishes it on gossip.
+    /// Copies a decided write to every member before the writer hears back: the
+    /// replicas get the entry, the other hosts the entry when it is small and a marker
+    /// (which drops their copy) when it is large. So once a write returns, every
+    /// reachable host's segment agrees with the owner, and a process that reads its own
+    /// segment after taking a lock sees the last holder's writes. A host that missed the
+    /// copy (unreachable for a moment) catches up from gossip, where the write is also
+    /// published.
     async fn propagate(&self, key: &[u8], w: &Write) {
-        let put = Op::Put {
-            key: key.to_vec(),
-            entry: Entry {
-                stored: w.entry.clone(),
-                ttl: w.ttl,
-            },
+        let announced = self.announced(&w.entry);
+        let replicas = self.placement(key);
+        let others: Vec<Arc<str>> = {
+            let v = self.view.read().unwrap_or_else(|e| e.into_inner());
+            v.members
+                .ids()
+                .filter(|n| **n != self.id)
+                .cloned()
+                .collect()
         };
-        let replicas: Vec<_> = self
-            .placement(key)
-            .into_iter()
-            .skip(1)
-            .filter(|n| *n != self.id)
+        let puts: Vec<(bool, Op)> = others
+            .iter()
+            .map(|n| {
+                let replica = replicas.contains(n);
+                let stored = if replica {
+                    w.entry.clone()
+                } else {
+                    announced.to_vec()
+                };
+                let op = Op::Put {
+                    key: key.to_vec(),
+                    entry: Entry { stored, ttl: w.ttl },
+                };
+                (replica, op)
+            })
             .collect();
-        let asks = replicas
+        let asks = others
             .iter()
-            .map(|r| self.ask(r, Route::Here, &put, self.cfg.timeout));
-        for (r, result) in replicas
-            .iter()
-            .zip(futures_util::future::join_all(asks).await)
-        {
-            if let Err(why) = result {
+            .zip(&puts)
+            .map(|(n, (_, op))| self.ask(n, Route::Here, op, self.cfg.timeout));
+        let results = futures_util::future::join_all(asks).await;
+        for ((n, (replica, _)), result) in others.iter().zip(&puts).zip(results) {
+            if let (true, Err(why)) = (replica, result) {
                 eprintln!(
-                    "ephpm: cluster node {}: replica {r} missed a write: {why}",
+                    "ephpm: cluster node {}: replica {n} missed a write: {why}",
                     self.id
                 );
             }
         }
-        self.publish(key, &w.entry, w.ttl).await;
+        self.publish(key, &announced, w.ttl).await;
     }
 
-    /// Puts an entry (or, when large, its marker) into this node's gossip state.
-    async fn publish(&self, key: &[u8], stored: &[u8], ttl: Option<Duration>) {
+    /// What hosts that do not hold `stored` get: itself when small, else its marker.
+    fn announced<'a>(&self, stored: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        if stored.len() <= self.cfg.small_key_threshold {
+            std::borrow::Cow::Borrowed(stored)
+        } else {
+            std::borrow::Cow::Owned(entry::marker_for(stored))
+        }
+    }
+
+    /// Puts an entry (small, or a marker) into this node's gossip state.
+    async fn publish(&self, key: &[u8], announced: &[u8], ttl: Option<Duration>) {
         let Some(chitchat) = self.gossip.get() else {
             return;
-        };
-        let small = stored.len() <= self.cfg.small_key_threshold;
-        let marker;
-        let announced = if small {
-            stored
-        } else {
-            marker = entry::marker_for(stored);
-            &marker
         };
         let expiry = ttl.map_or(0, |t| now_micros() / 1000 + t.as_millis() as u64 + 1);
         let gk = gossip::gossip_key(key);

@@ -18,19 +18,26 @@ pub struct ClusterStore {
     local: Arc<ShmStore>,
     socket: PathBuf,
     timeout: Duration,
+    /// `?prefix=`: put before every key.
+    prefix: Vec<u8>,
     /// Idle connections to the node, with the pid that opened them: a forked child
     /// never shares its parent's.
     idle: Mutex<Vec<(u32, UnixStream)>>,
 }
 
 impl ClusterStore {
-    pub fn open(store: &ShmOptions, timeout: Duration) -> Result<(Self, Vec<String>)> {
+    pub fn open(
+        store: &ShmOptions,
+        timeout: Duration,
+        prefix: &[u8],
+    ) -> Result<(Self, Vec<String>)> {
         let (local, warnings) = open_shared(&segment_options(store))?;
         Ok((
             ClusterStore {
                 local,
                 socket: socket_path(store),
                 timeout,
+                prefix: prefix.to_vec(),
                 idle: Mutex::new(Vec::new()),
             },
             warnings,
@@ -103,7 +110,9 @@ impl ClusterStore {
     }
 
     fn entry(&self, key: &[u8]) -> Result<Option<Entry>> {
-        match self.call(&Op::Read { key: key.to_vec() })? {
+        match self.call(&Op::Read {
+            key: self.full(key),
+        })? {
             Response::Entry(e) => Ok(e),
             other => Err(unexpected(other)),
         }
@@ -116,11 +125,16 @@ impl ClusterStore {
         }
     }
 
+    fn full(&self, key: &[u8]) -> Vec<u8> {
+        [&self.prefix[..], key].concat()
+    }
+
     /// Shows the segment's copy of `key` to `visit`: its version, or `None` when the
     /// segment has no live value for it (absent, deleted, or a large value held elsewhere).
     fn read_local(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         let mut version = None;
-        self.local.read(key, &mut |v| {
+        let key = self.full(key);
+        self.local.read(&key, &mut |v| {
             if let Value::Str(e) = v {
                 if let Some((_, State::Value(value))) = entry::parse(e) {
                     version = Some(bytes::fingerprint(e));
@@ -190,7 +204,7 @@ impl Store for ClusterStore {
 
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
         let op = Op::Set {
-            key: key.to_vec(),
+            key: self.full(key),
             value: encoded(value),
             ttl,
         };
@@ -199,7 +213,7 @@ impl Store for ClusterStore {
 
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
         let op = Op::SetNx {
-            key: key.to_vec(),
+            key: self.full(key),
             value: encoded(value),
             ttl,
         };
@@ -211,19 +225,21 @@ impl Store for ClusterStore {
     }
 
     fn del(&self, key: &[u8]) -> Result<bool> {
-        self.boolean(Op::Del { key: key.to_vec() })
+        self.boolean(Op::Del {
+            key: self.full(key),
+        })
     }
 
     fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
         self.boolean(Op::DelIfEq {
-            key: key.to_vec(),
+            key: self.full(key),
             expected: expected.to_vec(),
         })
     }
 
     fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
         match self.call(&Op::IncrBy {
-            key: key.to_vec(),
+            key: self.full(key),
             by,
             ttl,
         })? {
@@ -234,7 +250,7 @@ impl Store for ClusterStore {
 
     fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
         self.boolean(Op::Expire {
-            key: key.to_vec(),
+            key: self.full(key),
             ttl,
         })
     }
@@ -256,7 +272,7 @@ impl Store for ClusterStore {
 
     fn clear(&self, prefix: &[u8]) -> Result<u64> {
         match self.call(&Op::Clear {
-            prefix: prefix.to_vec(),
+            prefix: self.full(prefix),
         })? {
             Response::Int(n) => Ok(n.max(0) as u64),
             other => Err(unexpected(other)),
@@ -275,7 +291,7 @@ impl Store for ClusterStore {
 
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool> {
         self.boolean(Op::Wait {
-            key: key.to_vec(),
+            key: self.full(key),
             version: last_version,
             timeout,
         })
@@ -283,7 +299,7 @@ impl Store for ClusterStore {
 
     fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>> {
         match self.call(&Op::LockAcquire {
-            key: name.to_vec(),
+            key: self.full(name),
             token: token.to_vec(),
             ttl,
         })? {
@@ -294,7 +310,7 @@ impl Store for ClusterStore {
 
     fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {
         self.boolean(Op::LockExtend {
-            key: name.to_vec(),
+            key: self.full(name),
             token: token.to_vec(),
             ttl,
         })
@@ -302,7 +318,7 @@ impl Store for ClusterStore {
 
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
         self.boolean(Op::LockRelease {
-            key: name.to_vec(),
+            key: self.full(name),
             token: token.to_vec(),
         })
     }

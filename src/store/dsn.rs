@@ -8,7 +8,8 @@
 //!
 //! - `cluster://` and `cluster://NAME`: the gossip cluster, through the node of the host
 //!   store NAME (default `ephpm.store_name`), with `?timeout=SECONDS` (default 3: the
-//!   node itself waits up to 1 s for a key's owner, twice while views differ).
+//!   node itself waits up to 1 s for a key's owner, twice while views differ) and
+//!   `?prefix=STRING`.
 
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ pub enum Dsn {
     Cluster {
         name: Option<String>,
         timeout: Duration,
+        prefix: Vec<u8>,
     },
 }
 
@@ -79,6 +81,7 @@ pub fn parse(dsn: &str) -> Result<Dsn, DsnError> {
 fn parse_cluster(dsn: &str, rest: &str) -> Result<Dsn, DsnError> {
     let (name, query) = rest.split_once('?').unwrap_or((rest, ""));
     let mut timeout = DEFAULT_CLUSTER_TIMEOUT;
+    let mut prefix = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let bad = |why: String| DsnError::BadParameter {
             dsn: dsn.into(),
@@ -86,6 +89,10 @@ fn parse_cluster(dsn: &str, rest: &str) -> Result<Dsn, DsnError> {
         };
         match pair.split_once('=').unwrap_or((pair, "")) {
             ("timeout", value) => timeout = seconds(value).map_err(bad)?,
+            ("prefix", value) => {
+                prefix = percent_decode(value)
+                    .ok_or_else(|| bad("prefix is not valid percent-encoding".into()))?
+            }
             (name, _) => return Err(bad(format!("unknown parameter \"{name}\""))),
         }
     }
@@ -93,7 +100,11 @@ fn parse_cluster(dsn: &str, rest: &str) -> Result<Dsn, DsnError> {
         "" => None,
         n => Some(valid_name(n)?.to_string()),
     };
-    Ok(Dsn::Cluster { name, timeout })
+    Ok(Dsn::Cluster {
+        name,
+        timeout,
+        prefix,
+    })
 }
 
 /// A `?timeout=` value: seconds above 0, at most an hour.
@@ -292,14 +303,16 @@ mod tests {
             parse("cluster://"),
             Ok(Dsn::Cluster {
                 name: None,
-                timeout: DEFAULT_CLUSTER_TIMEOUT
+                timeout: DEFAULT_CLUSTER_TIMEOUT,
+                prefix: vec![]
             })
         );
         assert_eq!(
-            parse("cluster://web?timeout=0.5"),
+            parse("cluster://web?timeout=0.5&prefix=app%3A"),
             Ok(Dsn::Cluster {
                 name: Some("web".into()),
-                timeout: Duration::from_millis(500)
+                timeout: Duration::from_millis(500),
+                prefix: b"app:".to_vec()
             })
         );
         assert_eq!(parse("cluster://a/b"), Err(DsnError::BadName("a/b".into())));

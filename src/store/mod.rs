@@ -231,14 +231,18 @@ pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)>
             let (store, warnings) = shm::open_shared(&shm_options(name, config)?)?;
             Ok((store, warnings))
         }
-        dsn::Dsn::Cluster { name, timeout } => {
+        dsn::Dsn::Cluster {
+            name,
+            timeout,
+            prefix,
+        } => {
             let opts = shm_options(name, config)?;
             if config.cluster.enabled {
                 let node =
                     crate::cluster::NodeConfig::from_settings(&config.cluster, opts.clone())?;
                 crate::cluster::lease::keep_in_background(node)?;
             }
-            let (store, warnings) = cluster::ClusterStore::open(&opts, timeout)?;
+            let (store, warnings) = cluster::ClusterStore::open(&opts, timeout, &prefix)?;
             Ok((Arc::new(store), warnings))
         }
     }

@@ -103,7 +103,7 @@ impl TestNode {
 
     /// A PHP process's view of the cluster through this node.
     pub fn store(&self) -> ClusterStore {
-        ClusterStore::open(&self.options(), Duration::from_secs(3))
+        ClusterStore::open(&self.options(), Duration::from_secs(3), b"")
             .expect("open cluster store")
             .0
     }
@@ -210,4 +210,38 @@ pub fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
         assert!(Instant::now() < deadline, "never happened: {what}");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The 3-node cluster a test binary shares (`EPHPM_TEST_STORE=cluster`), started once
+/// from a thread that never ends (so PR_SET_PDEATHSIG fires only when the binary exits);
+/// its directory is removed at exit. Tests keep apart by key prefix.
+pub fn shared() -> &'static [ShmOptions] {
+    static NODES: std::sync::OnceLock<Vec<ShmOptions>> = std::sync::OnceLock::new();
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    extern "C" fn remove_dir() {
+        match (DIR.get(), std::env::var_os("EPHPM_TEST_KEEP_LOGS")) {
+            (Some(d), None) => {
+                let _ = std::fs::remove_dir_all(d);
+            }
+            (Some(d), Some(_)) => eprintln!("the shared cluster's logs are in {}", d.display()),
+            _ => {}
+        }
+    }
+    NODES.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let dir = TestDir::new("shared-cluster");
+            let nodes = start_cluster(&dir, 3, &[]);
+            let _ = DIR.set(dir.0.clone());
+            // SAFETY: registers a function without arguments that only removes files.
+            unsafe { libc::atexit(remove_dir) };
+            tx.send(nodes.iter().map(TestNode::options).collect::<Vec<_>>())
+                .expect("send the shared cluster");
+            let _keep = (dir, nodes);
+            loop {
+                std::thread::park();
+            }
+        });
+        rx.recv().expect("the shared cluster")
+    })
 }

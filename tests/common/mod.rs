@@ -63,8 +63,9 @@ pub fn store_with_clock(size: u64) -> (TestDir, ShmStore, Clock) {
 pub const MB: u64 = 1 << 20;
 
 /// Which backend the backend-generic tests run on: `EPHPM_TEST_STORE=redis` selects the
-/// shared redis-server (over its unix socket; `redis-tcp`: its loopback port), anything
-/// else a private shm store.
+/// shared redis-server (over its unix socket; `redis-tcp`: its loopback port), `cluster`
+/// the shared 3-node cluster (through a different node for each test), anything else a
+/// private shm store.
 pub fn backend() -> String {
     std::env::var("EPHPM_TEST_STORE").unwrap_or_else(|_| "shm".into())
 }
@@ -72,18 +73,20 @@ pub fn backend() -> String {
 /// What keeps a test's store alive and cleans it up.
 pub enum Guard {
     Shm(TestDir),
-    Redis(std::sync::Arc<dyn ephpm::store::Store>),
+    /// A store shared with other tests, under a key prefix of this test's: cleared.
+    Shared(std::sync::Arc<dyn ephpm::store::Store>),
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if let Guard::Redis(s) = self {
+        if let Guard::Shared(s) = self {
             let _ = s.clear(b"");
         }
     }
 }
 
-/// A fresh store of the selected backend (4 MiB for shm; a private key prefix on Redis).
+/// A fresh store of the selected backend (4 MiB for shm; a private key prefix on Redis
+/// and on the cluster).
 pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
     use std::sync::Arc;
     match backend().as_str() {
@@ -101,7 +104,21 @@ pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
             };
             let s: Arc<dyn ephpm::store::Store> =
                 Arc::new(ephpm::store::redis::RedisStore::new(target).expect("redis store"));
-            (Guard::Redis(s.clone()), s)
+            (Guard::Shared(s.clone()), s)
+        }
+        "cluster" => {
+            static N: AtomicU32 = AtomicU32::new(0);
+            let n = N.fetch_add(1, Ordering::SeqCst);
+            let nodes = cluster::shared();
+            let prefix = format!("t{}-{n}:", std::process::id());
+            let (s, _) = ephpm::store::cluster::ClusterStore::open(
+                &nodes[n as usize % nodes.len()],
+                std::time::Duration::from_secs(3),
+                prefix.as_bytes(),
+            )
+            .expect("cluster store");
+            let s: Arc<dyn ephpm::store::Store> = Arc::new(s);
+            (Guard::Shared(s.clone()), s)
         }
         _ => {
             let (d, s) = store(4 << 20);
