@@ -2,7 +2,10 @@
 #   make demo   installs what is missing, builds the extension, runs examples/demo.php
 #   make test   the same, then every test suite, ending with "N passed, N failed, N skipped"
 
-SO       := target/release/libephpm.so
+# The extension, copied out of target/release: a build of the engine alone (the tests,
+# ephpm-node) writes its own libephpm.so there.
+SO       := target/ephpm.so
+NODE     := target/release/ephpm-node
 PHP      := php -n -d extension=$(CURDIR)/$(SO)
 # What the build, the tests and the benchmark need from Debian.
 PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu openssl \
@@ -23,6 +26,8 @@ deps:
 
 build: deps
 	cargo build --release
+	install -m 0755 target/release/libephpm.so $(SO)
+	cargo build --release --no-default-features --features node --bin ephpm-node
 
 demo: build
 	$(PHP) examples/demo.php

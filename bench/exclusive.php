@@ -5,7 +5,7 @@
  * time from one section's end to the next one's start (what the lock adds), per mode,
  * median over runs.
  *
- *   php -n -d extension=pcntl -d extension=./target/release/libephpm.so bench/exclusive.php \
+ *   php -n -d extension=pcntl -d extension=./target/ephpm.so bench/exclusive.php \
  *       [procs=8] [sectionMs=200] [runs=5]
  *
  * modes: memolock (Ephpm\MemoLock::exclusively), symfony-lock-ephpm (symfony/lock on

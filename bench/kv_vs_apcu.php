@@ -3,7 +3,7 @@
  * ephpm's Ephpm\Kv against APCu, in one process, in the same run.
  *
  *   php -n -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
- *       -d extension=./target/release/libephpm.so -d ephpm.shm_size=256M \
+ *       -d extension=./target/ephpm.so -d ephpm.shm_size=256M \
  *       -d ephpm.store_name=bench bench/kv_vs_apcu.php [reps=7] [iterations=200000]
  *
  * Each op runs `iterations` times in a tight loop, `reps` times, interleaved between

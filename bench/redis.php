@@ -4,7 +4,7 @@
  * the same unix socket, in the same run.
  *
  *   php -n -d extension=igbinary -d extension=redis -d extension=pcntl \
- *       -d extension=./target/release/libephpm.so bench/redis.php [reps=7] [iterations=20000] [wakes=200]
+ *       -d extension=./target/ephpm.so bench/redis.php [reps=7] [iterations=20000] [wakes=200]
  *
  * The benchmark starts its own redis-server (a unix socket in a fresh folder, no
  * persistence). Each op runs `iterations` times, `reps` times, interleaved between the

@@ -7,7 +7,7 @@
  * redis-server or php-redis is missing), ephpm on unix:// and phpredis with
  * redis.session.locking_enabled=1.
  *
- *   php -n -d extension=$PWD/target/release/libephpm.so bench/session.php [requests=20] [holdMs=10] [runs=5]
+ *   php -n -d extension=$PWD/target/ephpm.so bench/session.php [requests=20] [holdMs=10] [runs=5]
  */
 $opt = ['requests' => 20, 'holdMs' => 10, 'runs' => 5];
 foreach (array_slice($argv, 1) as $a) {
@@ -40,7 +40,7 @@ printf("|%s|%s|%s|\n", str_repeat('-', 30), str_repeat('-', 18), str_repeat('-',
 foreach ($handlers as $name => $ini) {
     $over = $handovers = [];
     for ($run = 0; $run < $opt['runs']; $run++) {
-        $args = ['php', '-n', '-d', 'extension=' . realpath(__DIR__ . '/../target/release/libephpm.so'), '-d', 'session.use_cookies=0',
+        $args = ['php', '-n', '-d', 'extension=' . realpath(__DIR__ . '/../target/ephpm.so'), '-d', 'session.use_cookies=0',
                  '-d', 'session.cache_limiter=', '-d', 'session.use_strict_mode=0'];
         if (str_starts_with($name, 'redis')) {
             array_push($args, '-d', 'extension=igbinary', '-d', 'extension=redis');

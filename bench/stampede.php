@@ -5,7 +5,7 @@
  * served. Every mode caches in the same pool — Symfony's FilesystemAdapter (tmpfs) or
  * Ephpm\Symfony\EphpmAdapter — so that only the stampede protection differs.
  *
- *   php -n -d extension=pcntl -d extension=./target/release/libephpm.so bench/stampede.php \
+ *   php -n -d extension=pcntl -d extension=./target/ephpm.so bench/stampede.php \
  *       [modes=nolock,symfony,symfony-hosts=4,memolock,poll] [workers=12] [resolverMs=300] \
  *       [runs=5] [keys=same|collide] [pool=filesystem|ephpm|redis] [hosts=1] [redis=DSN]
  *   ... bench/stampede.php modes=expiring,beta,swr   (a hot key whose lifetime ends: expiry.php)

@@ -13,3 +13,60 @@ start_redis() {
         --appendonly no --dir "$1" --daemonize yes --pidfile "$1/redis.pid" >/dev/null
     for _ in $(seq 100); do [ -S "$1/redis.sock" ] && break; sleep 0.05; done
 }
+# start_cluster DIR NAME N: N ephpm-node processes on 127.0.0.1…N (the first the
+# others' seed), host stores NAME-1…NAME-N of 16M in /dev/shm, 100 ms gossip, the test
+# secret; their pids in DIR/node-I.pid, their logs in DIR/node-I.log. Returns once every
+# node's socket is there and the first node has seen them all (a probe over its socket).
+start_cluster() {
+    local dir=$1 name=$2 n=$3 root seed="" i port
+    root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+    for i in $(seq "$n"); do
+        port=$((20000 + RANDOM % 20000))
+        EPHPM_CLUSTER_SECRET=phpt-cluster-secret setsid "$root/target/release/ephpm-node" \
+            --store "$name-$i" --node-id "node-$i" --gossip "127.0.0.$i:$port" \
+            --gossip-interval-ms 100 --shm-size 16M $seed >"$dir/node-$i.log" 2>&1 &
+        echo $! >"$dir/node-$i.pid"
+        disown $!   # stopped by pid, with no "Killed" message from the shell
+        [ -z "$seed" ] && seed="--seed 127.0.0.1:$port"
+    done
+    for i in $(seq "$n"); do
+        for _ in $(seq 200); do [ -S "/dev/shm/ephpm.$(id -u).$name-$i.cluster.sock" ] && break; sleep 0.05; done
+    done
+    for _ in $(seq 200); do
+        grep -q "members now $(seq -f 'node-%g' -s ', ' "$n")\$" "$dir/node-1.log" && break
+        sleep 0.05
+    done
+    sleep 0.5
+}
+# stop_cluster DIR NAME: kills the nodes by pid and removes their segments.
+stop_cluster() {
+    local f
+    for f in "$1"/node-*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+    rm -f /dev/shm/ephpm."$(id -u)"."$2"-*
+}
+# run_generic_phpts SO LABEL DSN...: the backend-generic .phpt tests, each with
+# ephpm.dsn set to the next DSN in turn followed by "prefix=TEST:" (the DSN ends in ? or
+# &), then one line "LABEL: N passed, N failed, N skipped". What only shm:// has
+# (segments, their size and fullness, its phpinfo lines), argument checking (no backend
+# sees it), and the tests that start Redis servers of their own stay out.
+run_generic_phpts() {
+    local so=$1 label=$2 here tests t name line tp tf ts p=0 f=0 s=0 i=0
+    shift 2
+    local dsns=("$@")
+    here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+    tests=$(cd "$here/.." && pwd)
+    local shm_only=" kv_segment_is_replaced_when_its_size_changes kv_store_full_keeps_the_old_value
+          phpinfo_shows_the_live_store_and_settings kv_bad_input_is_rejected_with_php_errors
+          stub_matches_the_extension "
+    for t in "$tests"/*.phpt; do
+        name=$(basename "$t" .phpt)
+        case "$shm_only" in *" $name "*|*" $name"$'\n'*) continue ;; esac
+        case "$name" in redis_*|cluster_*) continue ;; esac
+        line=$(PHPT_INI="-d ephpm.shm_size=16M -d ephpm.dsn=\"${dsns[i % ${#dsns[@]}]}prefix=$name:\"" \
+            bash "$here/run-phpt.sh" "$so" "$t" | tee /dev/stderr | tail -1)
+        i=$((i + 1))
+        read -r tp tf ts < <(echo "$line" | sed 's/^phpt: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped/\1 \2 \3/')
+        p=$((p + tp)); f=$((f + tf)); s=$((s + ts))
+    done
+    echo "$label: $p passed, $f failed, $s skipped"
+}

@@ -154,10 +154,12 @@ pub fn host_name() -> String {
 }
 
 /// The cluster segment of a host store: beside its shm segment, not in it, so that
-/// `shm://NAME` and `cluster://NAME` never see each other's keys.
+/// `shm://NAME` and `cluster://NAME` never see each other's keys. It keeps the size it
+/// was made with: the node and the PHP processes may have different `ephpm.shm_size`.
 pub fn segment_options(store: &ShmOptions) -> ShmOptions {
     ShmOptions {
         name: format!("{}.cluster", store.name),
+        adopt_size: true,
         ..store.clone()
     }
 }

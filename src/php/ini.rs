@@ -11,6 +11,16 @@
 //! | `ephpm.session.lock_ttl` | `0` | ALL | seconds a session lock lives; 0 = max_execution_time, or 30 when that is 0 |
 //! | `ephpm.session.lock_wait` | `30` | ALL | seconds a read waits for a session's lock (never into max_execution_time) |
 //! | `ephpm.session.lock_timeout` | `warn` | ALL | when the wait runs out: `warn` goes on without the lock, `fail` fails session_start() |
+//! | `ephpm.cluster.enabled` | `0` | SYSTEM | this process may run the host's cluster node (`cluster://`) |
+//! | `ephpm.cluster.node_id` | host name | SYSTEM | the node's id, the same across restarts |
+//! | `ephpm.cluster.gossip_addr` | `127.0.0.1:7946` | SYSTEM | IP:PORT gossip listens on (UDP) and peers are told |
+//! | `ephpm.cluster.data_addr` | gossip IP, any port | SYSTEM | IP:PORT of the data plane (TCP); its address travels on gossip |
+//! | `ephpm.cluster.seeds` | empty | SYSTEM | comma-separated gossip addresses to join through |
+//! | `ephpm.cluster.secret` | empty | SYSTEM | the cluster's shared secret; required |
+//! | `ephpm.cluster.allow_insecure_no_auth` | `0` | SYSTEM | run without a secret: no authentication, no encryption |
+//! | `ephpm.cluster.replication_factor` | `2` | SYSTEM | copies of each key, owner included |
+//! | `ephpm.cluster.small_key_threshold` | `512` | SYSTEM | entries up to this many bytes also travel on gossip |
+//! | `ephpm.cluster.gossip_interval` | `1000` | SYSTEM | milliseconds between gossip rounds |
 //!
 //! The session entries are read at every session open, so `ini_set()` before
 //! session_start() applies.
@@ -21,9 +31,9 @@ use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef, IniEntryDefs};
 
 use super::error::warn;
-use crate::config::{Config, parse_size};
+use crate::config::{ClusterSettings, Config, parse_size};
 
-static ENTRIES: IniEntryDefs<9> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<19> = IniEntryDefs::new([
     IniEntryDef::new(c"ephpm.dsn", c"shm://", IniEntryPermission::System),
     IniEntryDef::new(c"ephpm.store_name", c"default", IniEntryPermission::System),
     IniEntryDef::new(c"ephpm.shm_size", c"64M", IniEntryPermission::System),
@@ -39,6 +49,36 @@ static ENTRIES: IniEntryDefs<9> = IniEntryDefs::new([
         c"ephpm.session.lock_timeout",
         c"warn",
         IniEntryPermission::All,
+    ),
+    IniEntryDef::new(c"ephpm.cluster.enabled", c"0", IniEntryPermission::System),
+    IniEntryDef::new(c"ephpm.cluster.node_id", c"", IniEntryPermission::System),
+    IniEntryDef::new(
+        c"ephpm.cluster.gossip_addr",
+        c"127.0.0.1:7946",
+        IniEntryPermission::System,
+    ),
+    IniEntryDef::new(c"ephpm.cluster.data_addr", c"", IniEntryPermission::System),
+    IniEntryDef::new(c"ephpm.cluster.seeds", c"", IniEntryPermission::System),
+    IniEntryDef::new(c"ephpm.cluster.secret", c"", IniEntryPermission::System),
+    IniEntryDef::new(
+        c"ephpm.cluster.allow_insecure_no_auth",
+        c"0",
+        IniEntryPermission::System,
+    ),
+    IniEntryDef::new(
+        c"ephpm.cluster.replication_factor",
+        c"2",
+        IniEntryPermission::System,
+    ),
+    IniEntryDef::new(
+        c"ephpm.cluster.small_key_threshold",
+        c"512",
+        IniEntryPermission::System,
+    ),
+    IniEntryDef::new(
+        c"ephpm.cluster.gossip_interval",
+        c"1000",
+        IniEntryPermission::System,
     ),
     IniEntryDef::end(),
 ]);
@@ -66,11 +106,56 @@ pub fn register(module_number: i32) {
             default
         })
     };
+    let flag = |name: &str| {
+        matches!(
+            get(name).trim().to_ascii_lowercase().as_str(),
+            "1" | "on" | "yes" | "true"
+        )
+    };
+    let count = |name: &str, default: u64| {
+        let raw = get(name);
+        raw.trim().parse::<u64>().unwrap_or_else(|_| {
+            warn(&format!(
+                "ephpm: {name}={raw:?} is not a number; using the default"
+            ));
+            default
+        })
+    };
+    let cluster_defaults = ClusterSettings::default();
+    let cluster = ClusterSettings {
+        enabled: flag("ephpm.cluster.enabled"),
+        node_id: get("ephpm.cluster.node_id"),
+        gossip_addr: get("ephpm.cluster.gossip_addr"),
+        data_addr: get("ephpm.cluster.data_addr"),
+        seeds: get("ephpm.cluster.seeds"),
+        secret: get("ephpm.cluster.secret"),
+        allow_insecure_no_auth: flag("ephpm.cluster.allow_insecure_no_auth"),
+        replication_factor: count(
+            "ephpm.cluster.replication_factor",
+            cluster_defaults.replication_factor,
+        ),
+        small_key_threshold: count(
+            "ephpm.cluster.small_key_threshold",
+            cluster_defaults.small_key_threshold,
+        ),
+        gossip_interval_ms: count(
+            "ephpm.cluster.gossip_interval",
+            cluster_defaults.gossip_interval_ms,
+        ),
+    };
+    // A node that could never start is said at startup, not first at a request's use.
+    if cluster.enabled {
+        let store = crate::store::shm::ShmOptions::new("default", 0);
+        if let Err(e) = crate::cluster::NodeConfig::from_settings(&cluster, store) {
+            warn(&format!("ephpm: the cluster node cannot run: {e}"));
+        }
+    }
     let config = Config {
         dsn: get("ephpm.dsn"),
         store_name: get("ephpm.store_name"),
         shm_size: size("ephpm.shm_size", defaults.shm_size),
         compress_threshold: size("ephpm.compress_threshold", defaults.compress_threshold),
+        cluster,
     };
     let _ = CONFIG.set(config);
 }

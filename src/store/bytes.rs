@@ -10,9 +10,10 @@
 
 use crate::store::Value;
 
-/// A version from stored bytes: xxh3, with 0 kept for "absent".
+/// A version from stored bytes: xxh3 in 63 bits (PHP shows versions as positive
+/// ints), with 0 kept for "absent".
 pub fn fingerprint(stored: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(stored).max(1)
+    (xxhash_rust::xxh3::xxh3_64(stored) >> 1).max(1)
 }
 
 const TAG_STR: u8 = 0x01;

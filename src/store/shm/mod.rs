@@ -89,6 +89,10 @@ pub struct ShmOptions {
     /// Values of at least this many bytes are lz4-compressed when it pays; 0 = never.
     pub compress_threshold: usize,
     pub clock: Clock,
+    /// Use an existing segment at the size it was made with instead of replacing it
+    /// (the cluster segment: the node and the PHP processes must never replace the one
+    /// the other uses because their settings differ).
+    pub adopt_size: bool,
 }
 
 impl ShmOptions {
@@ -99,6 +103,7 @@ impl ShmOptions {
             size,
             compress_threshold: 0,
             clock: Clock::Monotonic,
+            adopt_size: false,
         }
     }
 
@@ -131,7 +136,7 @@ impl ShmStore {
     /// warnings for the user (why an existing segment was replaced).
     pub fn open(opts: &ShmOptions) -> std::result::Result<(Self, Vec<String>), ShmError> {
         let path = opts.path();
-        let opened = segment::open(&path, opts.size, |m, g| {
+        let opened = segment::open(&path, opts.size, opts.adopt_size, |m, g| {
             for i in 0..SHARD_COUNT {
                 // SAFETY: the shard lies inside the fresh mapping (geometry), we hold the
                 // creation flock and nobody else has the segment yet.

@@ -157,13 +157,15 @@ fn mismatch(m: &Mapping, file_len: u64, want: Geometry) -> Option<String> {
 }
 
 /// Opens the segment at `path`, creating or replacing it as needed; `init` formats a
-/// fresh one (its header already written, magic not yet published).
+/// fresh one (its header already written, magic not yet published). With `adopt_size`, a
+/// sound existing segment is used at whatever size it was made with.
 pub fn open(
     path: &Path,
     size: u64,
+    adopt_size: bool,
     init: impl Fn(&Mapping, &Geometry) -> Result<(), ShmError>,
 ) -> Result<Opened, ShmError> {
-    let geometry = Geometry::for_size(size)?;
+    let mut geometry = Geometry::for_size(size)?;
     let mut warnings = Vec::new();
     for _attempt in 0..8 {
         let file = OpenOptions::new()
@@ -205,6 +207,11 @@ pub fn open(
             });
         }
         let mapping = Mapping::map(&file, meta.len().max(size_of::<SegmentHeader>() as u64))?;
+        if adopt_size && meta.len() >= size_of::<SegmentHeader>() as u64 {
+            if let Ok(theirs) = Geometry::for_size(mapping.header().total_size) {
+                geometry = theirs;
+            }
+        }
         match mismatch(&mapping, meta.len(), geometry) {
             None => {
                 flock(&file, libc::LOCK_UN)?;
