@@ -7,9 +7,11 @@
  *
  *   php -n -d extension=pcntl -d extension=./target/ephpm.so bench/stampede.php \
  *       [modes=nolock,symfony,symfony-hosts=4,memolock,poll] [workers=12] [resolverMs=300] \
- *       [runs=5] [keys=same|collide] [pool=filesystem|ephpm|redis] [hosts=1] [redis=DSN]
+ *       [runs=5] [keys=same|collide] [pool=filesystem|ephpm|redis|cluster] [hosts=1] [redis=DSN]
  *   ... bench/stampede.php modes=expiring,beta,swr   (a hot key whose lifetime ends: expiry.php)
  *   ... bench/stampede.php hosts=4 pool=redis modes=symfony,memolock,memolock-redis   (a fleet)
+ *   ... bench/stampede.php hosts=3 pool=cluster modes=symfony,memolock,memolock-cluster
+ *       (a fleet on ephpm's gossip cluster: one ephpm-node per simulated host)
  *
  * modes: nolock (Symfony's no-op wrapper), symfony (LockRegistry, enabled explicitly as
  * the CLI needs), symfony-hosts=N (workers split over N simulated hosts, each with its
@@ -48,6 +50,15 @@ if ($opt['redis'] === '' && ($opt['pool'] === 'redis' || in_array('memolock-redi
     // A generous timeout: a 2-vCPU machine running 12 workers can stall a reply for
     // longer than the default second, and a timed-out lock call computes unprotected.
     $opt['redis'] = $ownRedis->dsn('?timeout=5');
+}
+$ownCluster = null;
+if ($opt['pool'] === 'cluster' || in_array('memolock-cluster', explode(',', $opt['modes']), true)) {
+    require_once __DIR__ . '/../php-tests/harness/cluster.inc';
+    $ownCluster = new TestCluster($hosts, 'bench');
+}
+/** The cluster:// store of simulated host `$host` (its own node). */
+function cluster_dsn(int $host): string {
+    return $GLOBALS['ownCluster']->dsn($host + 1, '?timeout=5');
 }
 $resolverUs = (int) $opt['resolverMs'] * 1000;
 $meta = new Ephpm\Kv('shm://bench_stampede_meta');
@@ -99,6 +110,9 @@ function wrapper(string $mode, int $worker, string $dir, int $hosts, string $red
     }
     if ($mode === 'memolock-redis') {
         return Ephpm\MemoLock::fromDsn($redis, 10000, 10000, new StderrLogger());
+    }
+    if ($mode === 'memolock-cluster') {
+        return Ephpm\MemoLock::fromDsn(cluster_dsn($host), 10000, 10000, new StderrLogger());
     }
     // poll: add + 100 ms polling on the same ephpm store.
     $locks = new Ephpm\Kv(host_store('locks', $host));
@@ -159,6 +173,9 @@ foreach ($coldModes as $mode) {
         if ($opt['redis'] !== '') {
             (new Ephpm\Kv($opt['redis']))->clear();
         }
+        if ($ownCluster !== null) {
+            (new Ephpm\Kv(cluster_dsn(0)))->clear();
+        }
         $t0 = hrtime(true) + 300_000_000;
         $kids = [];
         for ($w = 0; $w < $workers; $w++) {
@@ -167,6 +184,7 @@ foreach ($coldModes as $mode) {
                 $pool = match ($opt['pool']) {
                     'ephpm' => new Ephpm\Symfony\EphpmAdapter('s', 0, host_store('cache', $host)),
                     'redis' => new Ephpm\Symfony\EphpmAdapter('s', 0, $opt['redis']),
+                    'cluster' => new Ephpm\Symfony\EphpmAdapter('s', 0, cluster_dsn($host)),
                     default => new FilesystemAdapter('s', 0, "$dir/cache-$host"),
                 };
                 $pool->setCallbackWrapper(wrapper($mode, $w, $dir, $hosts, $opt['redis']));

@@ -552,7 +552,7 @@ impl Node {
                 self.install(&key, &entry);
                 Response::Done
             }
-            Op::Clear { prefix } => self.clear_here(&prefix),
+            Op::Clear { prefix } => self.clear_here(&prefix).await,
             Op::Members => Response::Members(self.members()),
             _ => invalid("not a request for a node's own copy"),
         }
@@ -715,27 +715,21 @@ impl Node {
         }
     }
 
+    /// Clears `prefix` on every member (each counts the keys it owns).
     async fn clear_everywhere(&self, prefix: &[u8]) -> Response {
         let members: Vec<Arc<str>> = {
             let v = self.view.read().unwrap_or_else(|e| e.into_inner());
             v.members.ids().cloned().collect()
         };
+        let op = Op::Clear {
+            prefix: prefix.to_vec(),
+        };
         let mut total = 0;
         for m in members {
             let r = if m == self.id {
-                self.clear_here(prefix)
+                self.clear_here(prefix).await
             } else {
-                match self
-                    .ask(
-                        &m,
-                        Route::Here,
-                        &Op::Clear {
-                            prefix: prefix.to_vec(),
-                        },
-                        self.cfg.timeout,
-                    )
-                    .await
-                {
+                match self.ask(&m, Route::Here, &op, self.cfg.timeout).await {
                     Ok(r) => r,
                     Err(why) => return unavailable(&m, &why),
                 }
@@ -743,6 +737,34 @@ impl Node {
             if let Response::Int(n) = r {
                 total += n;
             }
+        }
+        Response::Int(total)
+    }
+
+    /// Replaces this node's copies under `prefix` with tombstones (so that a copy still
+    /// on its way, by gossip or a late replication, cannot bring one back) and withdraws
+    /// what it published under it. Counts the live keys it owned, so that a cluster-wide
+    /// clear counts every key once.
+    async fn clear_here(&self, prefix: &[u8]) -> Response {
+        let Ok(keys) = self.local.keys() else {
+            return invalid("the segment cannot be read");
+        };
+        let mut owned = 0;
+        for key in keys
+            .iter()
+            .filter(|k| k.starts_with(prefix) && !k.starts_with(RESERVED))
+        {
+            let _turn = self.stripe(key).lock().await;
+            let live = self
+                .local_entry(key)
+                .is_some_and(|(e, _)| matches!(entry::parse(&e), Some((_, State::Value(_)))));
+            if live && self.placement(key).first().is_some_and(|o| *o == self.id) {
+                owned += 1;
+            }
+            let gone = entry::tombstone(self.clock.next());
+            let _ = self
+                .local
+                .set(key, Value::Str(&gone), Some(TOMBSTONE_GRACE));
         }
         if let Some(chitchat) = self.gossip.get() {
             let mut c = chitchat.lock().await;
@@ -759,28 +781,6 @@ impl Node {
             for k in published {
                 state.delete(&k);
             }
-        }
-        Response::Int(total)
-    }
-
-    /// Removes this node's copies under `prefix`; counts the ones it owned, so that a
-    /// cluster-wide clear counts every key once.
-    fn clear_here(&self, prefix: &[u8]) -> Response {
-        let Ok(keys) = self.local.keys() else {
-            return invalid("the segment cannot be read");
-        };
-        let mut owned = 0;
-        for key in keys
-            .iter()
-            .filter(|k| k.starts_with(prefix) && !k.starts_with(RESERVED))
-        {
-            let live = self
-                .local_entry(key)
-                .is_some_and(|(e, _)| matches!(entry::parse(&e), Some((_, State::Value(_)))));
-            if live && self.placement(key).first().is_some_and(|o| *o == self.id) {
-                owned += 1;
-            }
-            let _ = self.local.del(key);
         }
         Response::Int(owned as i64)
     }
