@@ -36,6 +36,8 @@ pub struct ClusterSettings {
     pub small_key_threshold: u64,
     /// `ephpm.cluster.gossip_interval`, in milliseconds.
     pub gossip_interval_ms: u64,
+    /// `ephpm.cluster.push_writes`.
+    pub push_writes: bool,
 }
 
 impl Default for ClusterSettings {
@@ -51,6 +53,7 @@ impl Default for ClusterSettings {
             replication_factor: 2,
             small_key_threshold: 512,
             gossip_interval_ms: 1000,
+            push_writes: true,
         }
     }
 }

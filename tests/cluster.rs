@@ -545,3 +545,41 @@ fn segment_state(node: &TestNode, key: &[u8]) -> Option<&'static str> {
         .unwrap();
     state
 }
+
+/// With push_writes off, a small value still reaches every host, by gossip alone, and a
+/// later write replaces it there.
+#[test]
+fn gossip_alone_carries_small_values_to_every_host() {
+    let dir = TestDir::new("gos");
+    let nodes = start_cluster(&dir, 3, &["--no-push"]);
+    let key = (0..)
+        .map(|i| format!("g:{i}").into_bytes())
+        .find(|k| !ids(3).place(k, 2).iter().any(|n| &**n == "node-3"))
+        .unwrap();
+    let s1 = nodes[0].store();
+    s1.set(&key, Value::Int(1), None).unwrap();
+    let seg = segment_of(&nodes[2]);
+    let mut out = Vec::new();
+    let int_in_segment = |seg: &ShmStore, out: &mut Vec<u8>| {
+        let mut n = None;
+        seg.read(&key, &mut |v| {
+            if let Value::Str(e) = v {
+                if let Some((_, ephpm::cluster::entry::State::Value(Value::Int(i)))) =
+                    ephpm::cluster::entry::parse(e)
+                {
+                    n = Some(i);
+                }
+            }
+        })
+        .unwrap();
+        out.clear();
+        n
+    };
+    eventually("the value on node 3 by gossip", || {
+        (int_in_segment(&seg, &mut out) == Some(1)).then_some(())
+    });
+    s1.set(&key, Value::Int(2), None).unwrap();
+    eventually("the new value on node 3 by gossip", || {
+        (int_in_segment(&seg, &mut out) == Some(2)).then_some(())
+    });
+}

@@ -7,7 +7,7 @@
 //!            [--node-id ID] [--secret-file PATH | env EPHPM_CLUSTER_SECRET]
 //!            [--allow-insecure-no-auth] [--replication-factor N]
 //!            [--small-key-threshold BYTES] [--gossip-interval-ms MS]
-//!            [--shm-dir DIR] [--shm-size BYTES]
+//!            [--no-push] [--shm-dir DIR] [--shm-size BYTES]
 //! ```
 
 use std::process::ExitCode;
@@ -22,7 +22,7 @@ fn usage(why: &str) -> ExitCode {
         "usage: ephpm-node --store NAME --gossip IP:PORT [--data IP:PORT] [--seed IP:PORT]... \
          [--node-id ID] [--secret-file PATH] [--allow-insecure-no-auth] \
          [--replication-factor N] [--small-key-threshold BYTES] [--gossip-interval-ms MS] \
-         [--shm-dir DIR] [--shm-size BYTES]\n\
+         [--no-push] [--shm-dir DIR] [--shm-size BYTES]\n\
          The secret is read from --secret-file or from the environment variable \
          EPHPM_CLUSTER_SECRET."
     );
@@ -41,6 +41,10 @@ fn main() -> ExitCode {
     while let Some(flag) = args.next() {
         if flag == "--allow-insecure-no-auth" {
             s.allow_insecure_no_auth = true;
+            continue;
+        }
+        if flag == "--no-push" {
+            s.push_writes = false;
             continue;
         }
         let Some(value) = args.next() else {

@@ -59,6 +59,10 @@ pub struct NodeConfig {
     pub gossip_interval: Duration,
     /// How long one node waits for another's answer.
     pub timeout: Duration,
+    /// `ephpm.cluster.push_writes`: copy every write to every host before it returns
+    /// (default). Off, hosts other than the replicas learn a write by gossip only: less
+    /// traffic per write in a large fleet, and reads there that lag by a gossip round.
+    pub push_writes: bool,
 }
 
 impl NodeConfig {
@@ -75,6 +79,7 @@ impl NodeConfig {
             small_key_threshold: 512,
             gossip_interval: Duration::from_secs(1),
             timeout: Duration::from_secs(1),
+            push_writes: true,
         }
     }
 
@@ -103,6 +108,7 @@ impl NodeConfig {
             .collect();
         cfg.secret = s.secret.as_bytes().to_vec();
         cfg.allow_insecure_no_auth = s.allow_insecure_no_auth;
+        cfg.push_writes = s.push_writes;
         cfg.replication_factor = s.replication_factor.min(usize::MAX as u64) as usize;
         cfg.small_key_threshold = s.small_key_threshold.min(usize::MAX as u64) as usize;
         if !(10..=60_000).contains(&s.gossip_interval_ms) {

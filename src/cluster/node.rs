@@ -656,7 +656,7 @@ impl Node {
             let v = self.view.read().unwrap_or_else(|e| e.into_inner());
             v.members
                 .ids()
-                .filter(|n| **n != self.id)
+                .filter(|n| **n != self.id && (self.cfg.push_writes || replicas.contains(n)))
                 .cloned()
                 .collect()
         };

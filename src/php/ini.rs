@@ -21,6 +21,7 @@
 //! | `ephpm.cluster.replication_factor` | `2` | SYSTEM | copies of each key, owner included |
 //! | `ephpm.cluster.small_key_threshold` | `512` | SYSTEM | entries up to this many bytes also travel on gossip |
 //! | `ephpm.cluster.gossip_interval` | `1000` | SYSTEM | milliseconds between gossip rounds |
+//! | `ephpm.cluster.push_writes` | `1` | SYSTEM | copy each write to every host before it returns; 0 = other hosts learn it by gossip |
 //!
 //! The session entries are read at every session open, so `ini_set()` before
 //! session_start() applies.
@@ -33,7 +34,7 @@ use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef, IniEntryDefs};
 use super::error::warn;
 use crate::config::{ClusterSettings, Config, parse_size};
 
-static ENTRIES: IniEntryDefs<19> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<20> = IniEntryDefs::new([
     IniEntryDef::new(c"ephpm.dsn", c"shm://", IniEntryPermission::System),
     IniEntryDef::new(c"ephpm.store_name", c"default", IniEntryPermission::System),
     IniEntryDef::new(c"ephpm.shm_size", c"64M", IniEntryPermission::System),
@@ -78,6 +79,11 @@ static ENTRIES: IniEntryDefs<19> = IniEntryDefs::new([
     IniEntryDef::new(
         c"ephpm.cluster.gossip_interval",
         c"1000",
+        IniEntryPermission::System,
+    ),
+    IniEntryDef::new(
+        c"ephpm.cluster.push_writes",
+        c"1",
         IniEntryPermission::System,
     ),
     IniEntryDef::end(),
@@ -142,6 +148,7 @@ pub fn register(module_number: i32) {
             "ephpm.cluster.gossip_interval",
             cluster_defaults.gossip_interval_ms,
         ),
+        push_writes: flag("ephpm.cluster.push_writes"),
     };
     // A node that could never start is said at startup, not first at a request's use.
     if cluster.enabled {
