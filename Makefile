@@ -44,6 +44,8 @@ bench: build
 	$(PHP) bench/session.php
 	$(PHP) -d extension=igbinary -d extension=redis bench/redis.php
 	$(PHP) -d extension=posix bench/stampede.php hosts=4 pool=redis modes=symfony,memolock,memolock-redis
+	$(PHP) -d extension=posix bench/stampede.php hosts=3 pool=cluster modes=symfony,memolock,memolock-cluster
+	$(PHP) -d extension=posix -d extension=igbinary -d extension=redis bench/cluster.php
 
 lint:
 	cargo fmt --check
@@ -58,8 +60,9 @@ install: build
 	done; true
 
 # Shows that the concurrency and crash tests can fail: with the guarantees switched off
-# (cargo features broken-atomicity and no-repair) they must fail, and this target
-# succeeds only if they do.
+# (cargo features broken-atomicity, no-repair, and no-owner-routing for the cluster)
+# they must fail, and this target succeeds only if they do. The cluster's broken build
+# goes to target/broken, so that target/release/ephpm-node stays the real one.
 prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features broken-atomicity --test shm_concurrency
 	! cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
@@ -71,6 +74,10 @@ prove-tests-can-fail: deps
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
+	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster one_lock_three_racing_nodes
+	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster a_stale_release_after_a_takeover
+	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster an_unreachable_owner
+	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster thirty_two_processes
 	cargo build --release --features broken-atomicity --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so redis | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

@@ -13,19 +13,21 @@ trap 'rm -f "$summaries"' EXIT
 cargo_results() {
     sed -n 's/^test result: [a-zA-Z]*\. \([0-9]*\) passed; \([0-9]*\) failed; \([0-9]*\) ignored.*/cargo: \1 passed, \2 failed, \3 skipped/p'
 }
+# The engine is built with feature `node` (ephpm-node, which tests/cluster.rs starts):
+# the same build for every cargo run below.
 echo "== cargo test (the engine, without PHP)"
-( cd "$root" && cargo test --release --no-default-features 2>&1 ) | tee /dev/stderr | cargo_results >> "$summaries"
+( cd "$root" && cargo test --release --no-default-features --features node 2>&1 ) | tee /dev/stderr | cargo_results >> "$summaries"
 # The backend-generic engine tests again on a real redis-server, over its unix socket
-# and its loopback port. The three lock tests that move shm's clock by hand have Redis
-# counterparts with real TTLs in tests/redis.rs.
-for backend in redis redis-tcp; do
+# and its loopback port, and on a 3-node gossip cluster. The three lock tests that move
+# shm's clock by hand have counterparts with real TTLs in tests/redis.rs.
+for backend in redis redis-tcp cluster; do
     echo "== cargo test on $backend"
-    ( cd "$root" && EPHPM_TEST_STORE=$backend cargo test --release --no-default-features \
+    ( cd "$root" && EPHPM_TEST_STORE=$backend cargo test --release --no-default-features --features node \
         --test locks --test memo --test stale --test session -- \
         --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
         | tee /dev/stderr | cargo_results >> "$summaries"
 done
-for suite in "run-phpt.sh" "phpt-on-redis.sh" "fpm-suite.sh" "fpm-suite.sh redis" "user-suite.sh"; do
+for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "user-suite.sh"; do
     echo "== $suite"
     # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
     set -- $suite
