@@ -1,10 +1,11 @@
 --TEST--
-php --ri ephpm (phpinfo) shows the live store — backend, memory, entries, shards, counters — and every ephpm.* setting
+php --ri ephpm (phpinfo) shows the live store — backend, memory, entries, shards, counters — and every ephpm.* setting, the cluster's secret only as set or not
 --EXTENSIONS--
 ephpm
 --INI--
 ephpm.store_name=phpt_info
 ephpm.shm_size=2M
+ephpm.cluster.secret=never-shown
 --FILE--
 <?php
 $kv = new Ephpm\Kv();
@@ -37,6 +38,17 @@ evictions => 0
 expirations => 0
 repairs after a crash => 0
 Directive => Local Value => Master Value
+ephpm.cluster.allow_insecure_no_auth => 0 => 0
+ephpm.cluster.data_addr => no value => no value
+ephpm.cluster.enabled => 0 => 0
+ephpm.cluster.gossip_addr => 127.0.0.1:7946 => 127.0.0.1:7946
+ephpm.cluster.gossip_interval => 1000 => 1000
+ephpm.cluster.node_id => no value => no value
+ephpm.cluster.push_writes => 1 => 1
+ephpm.cluster.replication_factor => 2 => 2
+ephpm.cluster.secret => (set, not shown) => (set, not shown)
+ephpm.cluster.seeds => no value => no value
+ephpm.cluster.small_key_threshold => 512 => 512
 ephpm.compress_threshold => 64K => 64K
 ephpm.dsn => shm:// => shm://
 ephpm.session.lock_timeout => warn => warn

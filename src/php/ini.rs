@@ -26,7 +26,10 @@
 //! The session entries are read at every session open, so `ini_set()` before
 //! session_start() applies.
 
+use std::ffi::c_int;
 use std::sync::OnceLock;
+
+use ext_php_rs::ffi::{php_printf, zend_ini_entry};
 
 use ext_php_rs::flags::IniEntryPermission;
 use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef, IniEntryDefs};
@@ -60,7 +63,10 @@ static ENTRIES: IniEntryDefs<20> = IniEntryDefs::new([
     ),
     IniEntryDef::new(c"ephpm.cluster.data_addr", c"", IniEntryPermission::System),
     IniEntryDef::new(c"ephpm.cluster.seeds", c"", IniEntryPermission::System),
-    IniEntryDef::new(c"ephpm.cluster.secret", c"", IniEntryPermission::System),
+    IniEntryDef {
+        displayer: Some(hide_value),
+        ..IniEntryDef::new(c"ephpm.cluster.secret", c"", IniEntryPermission::System)
+    },
     IniEntryDef::new(
         c"ephpm.cluster.allow_insecure_no_auth",
         c"0",
@@ -88,6 +94,31 @@ static ENTRIES: IniEntryDefs<20> = IniEntryDefs::new([
     ),
     IniEntryDef::end(),
 ]);
+
+/// phpinfo() and `php --ri` show whether the secret is set, never the secret.
+///
+/// # Safety
+/// PHP calls it with one of its ini entries, whose value strings are NULL or valid.
+unsafe extern "C" fn hide_value(entry: *mut zend_ini_entry, kind: c_int) {
+    // ZEND_INI_DISPLAY_ORIG: the value before a runtime change, if there was one.
+    const DISPLAY_ORIG: c_int = 1;
+    // SAFETY: PHP passes a live entry (above).
+    let e = unsafe { &*entry };
+    let value = if kind == DISPLAY_ORIG && e.modified != 0 {
+        e.orig_value
+    } else {
+        e.value
+    };
+    // SAFETY: NULL or a valid zend_string (above).
+    let set = !value.is_null() && unsafe { (*value).len } > 0;
+    let shown = if set {
+        c"(set, not shown)"
+    } else {
+        c"no value"
+    };
+    // SAFETY: a NUL-terminated format string without conversions.
+    unsafe { php_printf(shown.as_ptr()) };
+}
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
 
