@@ -50,7 +50,7 @@ bench: build
 lint:
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
-	cargo clippy --release --no-default-features --all-targets -- -D warnings
+	cargo clippy --release --no-default-features --features node --all-targets -- -D warnings
 
 # Installs the built extension into this machine's PHP (CLI and FPM).
 install: build
