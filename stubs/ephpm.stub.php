@@ -38,15 +38,20 @@ namespace Ephpm {
          *        `ephpm.store_name`, `shm://NAME` for another one; a Redis or Valkey server
          *        shared by a fleet: `redis://[user:pass@]host[:port][/db]`,
          *        `rediss://…[?ca=/path/ca.pem]` (TLS), `unix:///path/redis.sock[?db=N]`,
-         *        each with `?timeout=SECONDS` (default 1) and `?prefix=STRING`. Nothing
+         *        each with `?timeout=SECONDS` (default 1) and `?prefix=STRING`; or
+         *        ephpm's gossip cluster through this host's node: `cluster://` (the
+         *        store `ephpm.store_name`) or `cluster://NAME`, with `?timeout=SECONDS`
+         *        (default 3) and `?prefix=STRING` (see README: `ephpm.cluster.*`). Nothing
          *        connects until the first call. null means `ephpm.dsn`.
          * @param string $prefix Put before every key: two Kv with different prefixes
          *        never see each other's keys, and clear() removes only its own.
          * @throws \ValueError when the DSN is malformed or names a backend this build lacks.
-         * @throws StoreException when the shared memory cannot be opened or created.
+         * @throws StoreException when the shared memory cannot be opened or created, or
+         *         (cluster://) the cluster settings cannot run a node (no secret).
          *
          * On Redis every method may also throw StoreUnavailable (the server cannot be
-         * reached or did not answer within the timeout).
+         * reached or did not answer within the timeout); on the cluster too (no node runs
+         * on this host, or the key's owner cannot be reached).
          */
         public function __construct(?string $dsn = null, string $prefix = '') {}
 
@@ -197,7 +202,7 @@ namespace Ephpm {
 
         /**
          * A MemoLock on the store a DSN names, for locks shared by a fleet:
-         * `Ephpm\MemoLock::fromDsn('redis://10.0.0.5:6379')`. The same as
+         * `Ephpm\MemoLock::fromDsn('redis://10.0.0.5:6379')` or `fromDsn('cluster://')`. The same as
          * `new Ephpm\MemoLock(new Ephpm\Kv($dsn), ...)`.
          *
          * @throws \ValueError when the DSN or a duration is not usable.
