@@ -26,7 +26,7 @@ $cases = [
     'getMany of arrays' => fn() => $kv->getMany([[1]]),
     'bad dsn' => fn() => new Ephpm\Kv('memcached'),
     'bad store name' => fn() => new Ephpm\Kv('shm://../etc'),
-    'cluster not yet' => fn() => new Ephpm\Kv('cluster://127.0.0.1:7946'),
+    'cluster dsn names a store' => fn() => new Ephpm\Kv('cluster://127.0.0.1:7946'),
     'ca without tls' => fn() => new Ephpm\Kv('redis://127.0.0.1?ca=/etc/ssl/ca.pem'),
     'tls ca missing' => fn() => new Ephpm\Kv('rediss://127.0.0.1?ca=/nonexistent/ca.pem'),
     'bad redis parameter' => fn() => new Ephpm\Kv('redis://:secret@127.0.0.1?colour=blue'),
@@ -58,9 +58,9 @@ closure value: Exception: Serialization of 'Closure' is not allowed
 resource value: TypeError: ephpm cannot store a value of type resource
 value too large: Ephpm\StoreFull: Ephpm\Kv::set(): the store has no room for this value (%d bytes needed, one shard holds %d) even after evicting everything that may be evicted
 getMany of arrays: TypeError: Ephpm\Kv::getMany(): Argument #1 ($keys) must contain only strings and integers
-bad dsn: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "memcached" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB] or unix:///PATH
+bad dsn: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "memcached" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], unix:///PATH or cluster://[NAME]
 bad store name: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "../etc" is not a valid store name: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'
-cluster not yet: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: the cluster:// backend is not available in this build of ephpm; use shm://, redis://, rediss:// or unix://
+cluster dsn names a store: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "127.0.0.1:7946" is not a valid store name: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'
 ca without tls: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "redis://127.0.0.1?ca=/etc/ssl/ca.pem": unknown parameter "ca"
 tls ca missing: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "rediss://127.0.0.1": cannot read ca /nonexistent/ca.pem: No such file or directory (os error 2)
 bad redis parameter: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "redis://:***@127.0.0.1?colour=blue": unknown parameter "colour"

@@ -42,6 +42,10 @@ struct View {
     addrs: HashMap<Arc<str>, SocketAddr>,
     previous: Members,
     changed_at: Instant,
+    /// Until then this node is catching up: it just found its peers (it started, or
+    /// came back), so its own copies may be missing or older than the cluster's, and as
+    /// an owner it compares them with the previous placement's before deciding.
+    catching_up_until: Instant,
 }
 
 pub struct Node {
@@ -132,6 +136,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
             addrs: HashMap::from([(id.clone(), data_addr)]),
             previous: Members::new([id.clone()]),
             changed_at: Instant::now(),
+            catching_up_until: Instant::now(),
         }),
         stripes: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
         handoff: tokio::sync::Mutex::new(()),
@@ -423,12 +428,15 @@ impl Node {
 
     /// The owner's entry for `key`, fetched from the previous placement when the owner
     /// has none yet and a hand-off may still be moving it.
+    /// A node that is catching up also compares a copy it holds with theirs, and keeps
+    /// the newer.
     async fn current(&self, key: &[u8]) -> Option<(Vec<u8>, Option<Duration>)> {
-        let mine = self.local_entry(key);
-        if mine
-            .as_ref()
-            .is_some_and(|(e, _)| !matches!(entry::parse(e), Some((_, State::Elsewhere))))
-        {
+        let mut mine = self.local_entry(key);
+        let settled = |m: &Option<(Vec<u8>, Option<Duration>)>| {
+            m.as_ref()
+                .is_some_and(|(e, _)| !matches!(entry::parse(e), Some((_, State::Elsewhere))))
+        };
+        if settled(&mine) && !self.catching_up() {
             return mine;
         }
         for node in self.previous_placement(key) {
@@ -436,19 +444,33 @@ impl Node {
                 continue;
             }
             let op = Op::Read { key: key.to_vec() };
-            if let Ok(Response::Entry(Some(e))) =
+            let Ok(Response::Entry(Some(e))) =
                 self.ask(&node, Route::Here, &op, self.cfg.timeout).await
-            {
-                if matches!(
-                    entry::parse(&e.stored),
-                    Some((_, State::Value(_) | State::Deleted))
-                ) {
-                    self.install(key, &e);
-                    return Some((e.stored, e.ttl));
-                }
+            else {
+                continue;
+            };
+            let usable = matches!(
+                entry::parse(&e.stored),
+                Some((_, State::Value(_) | State::Deleted))
+            );
+            let held = mine
+                .as_ref()
+                .filter(|_| settled(&mine))
+                .map(|(m, _)| m.as_slice());
+            if usable && entry::is_newer(&e.stored, held) {
+                self.install(key, &e);
+                mine = Some((e.stored, e.ttl));
+            }
+            if settled(&mine) && !self.catching_up() {
+                break;
             }
         }
         mine
+    }
+
+    fn catching_up(&self) -> bool {
+        let v = self.view.read().unwrap_or_else(|e| e.into_inner());
+        Instant::now() < v.catching_up_until
     }
 
     /// What the owner answers a read with.
@@ -879,8 +901,18 @@ async fn follow_membership(
             v.addrs = addrs;
             if v.members != members {
                 let old = std::mem::replace(&mut v.members, members.clone());
-                v.previous = old.clone();
+                let alone = old.len() == 1 && old.contains(&node.id);
+                // Alone, this node's view says nothing of where keys were: the placement
+                // before it (re)joined is the new one without it.
+                v.previous = if alone {
+                    Members::new(members.ids().filter(|n| **n != node.id).cloned())
+                } else {
+                    old.clone()
+                };
                 v.changed_at = Instant::now();
+                if alone && members.len() > 1 {
+                    v.catching_up_until = Instant::now() + HANDOFF_WINDOW;
+                }
                 Some(old)
             } else {
                 None
