@@ -41,7 +41,7 @@ pub fn decide(
     });
     let store = |encoded: &[u8], ttl| {
         Some(Write {
-            entry: entry::from_encoded(stamp(), encoded),
+            entry: entry::from_encoded(stamp(), encoded, false),
             ttl,
         })
     };
@@ -79,7 +79,7 @@ pub fn decide(
             (Response::Int(next), store(&encoded, ttl))
         }
         Op::Expire { ttl, .. } => match (live, current.as_ref()) {
-            (Some(_), Some(c)) => (Response::Bool(true), store(body(c.entry), *ttl)),
+            (Some(_), Some(c)) => (Response::Bool(true), store(entry::body(c.entry), *ttl)),
             _ => (Response::Bool(false), None),
         },
         Op::LockAcquire { token, ttl, .. } => match live {
@@ -92,7 +92,7 @@ pub fn decide(
                 let mut encoded = Vec::new();
                 bytes::encode(Value::Str(token), &mut encoded);
                 let write = Write {
-                    entry: entry::from_encoded(fence, &encoded),
+                    entry: entry::from_encoded(fence, &encoded, true),
                     ttl: Some(*ttl),
                 };
                 (Response::Fence(Some(fence)), Some(write))
@@ -100,7 +100,15 @@ pub fn decide(
         },
         Op::LockExtend { token, ttl, .. } => match (live, current.as_ref()) {
             (Some((v, _)), Some(c)) if equals(v, token) => {
-                (Response::Bool(true), store(body(c.entry), Some(*ttl)))
+                let write = Write {
+                    entry: entry::from_encoded(
+                        stamp(),
+                        entry::body(c.entry),
+                        entry::is_lock(c.entry),
+                    ),
+                    ttl: Some(*ttl),
+                };
+                (Response::Bool(true), Some(write))
             }
             _ => (Response::Bool(false), None),
         },
@@ -121,11 +129,6 @@ fn delete_if(yes: bool, stamp: &dyn Fn() -> u64) -> (Response, Option<Write>) {
 
 fn failed(f: Failure, why: &str) -> (Response, Option<Write>) {
     (Response::Failed(f, why.into()), None)
-}
-
-/// The stored form of a value entry's value.
-fn body(entry: &[u8]) -> &[u8] {
-    &entry[9..]
 }
 
 fn equals(v: Value<'_>, expected: &[u8]) -> bool {
@@ -162,7 +165,9 @@ mod tests {
         assert_eq!(decide(&op, cur(&held), || 9).0, Response::Fence(None));
         let (r, w) = decide(&op, cur(&gone), || 9);
         assert_eq!(r, Response::Fence(Some(9)));
-        assert_eq!(w.unwrap().ttl, Some(Duration::from_secs(1)));
+        let w = w.unwrap();
+        assert_eq!(w.ttl, Some(Duration::from_secs(1)));
+        assert!(entry::is_lock(&w.entry), "a lock is kept pinned");
         let nx = Op::SetNx {
             key: k(),
             value: enc(Value::Int(1)),

@@ -14,6 +14,8 @@ use crate::store::{Value, bytes};
 const FLAG_VALUE: u8 = 0;
 const FLAG_TOMBSTONE: u8 = 1;
 const FLAG_ELSEWHERE: u8 = 2;
+/// A value that is a lock: every copy is kept pinned (never evicted before it expires).
+const FLAG_LOCK: u8 = 3;
 const HEADER: usize = 9;
 
 /// What an entry says about its key.
@@ -30,14 +32,15 @@ pub enum State<'a> {
 pub fn value(stamp: u64, value: Value<'_>) -> Vec<u8> {
     let mut encoded = Vec::new();
     bytes::encode(value, &mut encoded);
-    from_encoded(stamp, &encoded)
+    from_encoded(stamp, &encoded, false)
 }
 
-/// An entry holding a value already in its stored form (`bytes::encode`).
-pub fn from_encoded(stamp: u64, encoded: &[u8]) -> Vec<u8> {
+/// An entry holding a value already in its stored form (`bytes::encode`); a lock's
+/// when `lock`.
+pub fn from_encoded(stamp: u64, encoded: &[u8], lock: bool) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + encoded.len());
     out.extend_from_slice(&stamp.to_be_bytes());
-    out.push(FLAG_VALUE);
+    out.push(if lock { FLAG_LOCK } else { FLAG_VALUE });
     out.extend_from_slice(encoded);
     out
 }
@@ -57,6 +60,16 @@ fn header(stamp: u64, flag: u8) -> Vec<u8> {
     out
 }
 
+/// Whether the entry is a lock's (to be kept pinned).
+pub fn is_lock(entry: &[u8]) -> bool {
+    entry.get(8) == Some(&FLAG_LOCK)
+}
+
+/// The stored form of a value entry's value.
+pub fn body(entry: &[u8]) -> &[u8] {
+    entry.get(HEADER..).unwrap_or_default()
+}
+
 pub fn stamp(entry: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(entry.get(..8)?.try_into().ok()?))
 }
@@ -65,7 +78,7 @@ pub fn stamp(entry: &[u8]) -> Option<u64> {
 pub fn parse(entry: &[u8]) -> Option<(u64, State<'_>)> {
     let stamp = stamp(entry)?;
     let state = match *entry.get(8)? {
-        FLAG_VALUE => State::Value(bytes::decode(&entry[HEADER..])),
+        FLAG_VALUE | FLAG_LOCK => State::Value(bytes::decode(&entry[HEADER..])),
         FLAG_TOMBSTONE => State::Deleted,
         FLAG_ELSEWHERE => State::Elsewhere,
         _ => return None,
@@ -94,6 +107,10 @@ mod tests {
             State::Value(Value::Int(-3))
         );
         assert_eq!(parse(&tombstone(9)), Some((9, State::Deleted)));
+        let lock = from_encoded(10, b"tok", true);
+        assert_eq!(parse(&lock), Some((10, State::Value(Value::Str(b"tok")))));
+        assert!(is_lock(&lock) && !is_lock(&v));
+        assert_eq!(body(&lock), b"tok");
         assert_eq!(parse(&marker_for(&v)), Some((7, State::Elsewhere)));
         assert_eq!(parse(b"short"), None);
         assert!(is_newer(&tombstone(9), Some(&v)));

@@ -647,7 +647,18 @@ impl Node {
     }
 
     fn store_local(&self, key: &[u8], w: &Write) -> crate::store::Result<()> {
-        self.local.set(key, Value::Str(&w.entry), w.ttl)
+        self.keep(key, &w.entry, w.ttl)
+    }
+
+    /// Writes an entry to the segment: a lock's pinned, so memory pressure never evicts
+    /// it before it expires.
+    fn keep(&self, key: &[u8], stored: &[u8], ttl: Option<Duration>) -> crate::store::Result<()> {
+        match ttl {
+            Some(ttl) if entry::is_lock(stored) => {
+                self.local.set_pinned(key, Value::Str(stored), ttl)
+            }
+            _ => self.local.set(key, Value::Str(stored), ttl),
+        }
     }
 
     /// Stores a copy unless the one held is newer. The caller holds the key's stripe.
@@ -660,7 +671,7 @@ impl Node {
         }
         let current = self.local_entry(key);
         if entry::is_newer(&e.stored, current.as_ref().map(|(c, _)| c.as_slice())) {
-            let _ = self.local.set(key, Value::Str(&e.stored), e.ttl);
+            let _ = self.keep(key, &e.stored, e.ttl);
         }
     }
 

@@ -168,6 +168,19 @@ impl ShmStore {
         Ok((store, opened.warnings))
     }
 
+    /// Stores `value` as a lock entry, replacing any entry: kept until it expires, never
+    /// evicted (what `set_nx` with a TTL makes). The cluster node keeps its locks so,
+    /// having decided under its own lock that the key was free.
+    pub fn set_pinned(&self, key: &[u8], value: Value<'_>, ttl: Duration) -> Result<()> {
+        self.encoded(value, |mut v| {
+            v.flags |= FLAG_PINNED;
+            let (mut g, hash) = self.locked(key)?;
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(Some(ttl));
+            g.set(hash, key, v, expires, &mut now).map_err(full)
+        })
+    }
+
     /// Every key in the store, one shard lock at a time (what the cluster node walks
     /// when keys change owner).
     pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
