@@ -583,3 +583,31 @@ fn gossip_alone_carries_small_values_to_every_host() {
         (int_in_segment(&seg, &mut out) == Some(2)).then_some(())
     });
 }
+
+/// Fencing numbers grow across releases, expiries and an owner's death (the replica that
+/// takes over numbers above what it was sent).
+#[test]
+fn fences_grow_across_releases_expiries_and_a_new_owner() {
+    let dir = TestDir::new("fence");
+    let mut nodes = start_cluster(&dir, 3, &[]);
+    let name = key_owned_by(&ids(3), "node-3", "fence");
+    let s1 = nodes[0].store();
+    let ttl = Duration::from_secs(30);
+    let f1 = s1.lock_acquire(&name, b"a", ttl).unwrap().unwrap();
+    assert!(s1.lock_release(&name, b"a").unwrap());
+    let f2 = s1
+        .lock_acquire(&name, b"b", Duration::from_millis(200))
+        .unwrap()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let f3 = s1.lock_acquire(&name, b"c", ttl).unwrap().unwrap();
+    assert!(f1 < f2 && f2 < f3, "{f1} {f2} {f3}");
+    nodes[2].kill();
+    wait_for_members(&nodes[0], &[nodes[0].id(), nodes[1].id()]);
+    wait_for_members(&nodes[1], &[nodes[0].id(), nodes[1].id()]);
+    // The replica kept c's lock: the holder keeps it across the owner's death.
+    assert!(s1.lock_acquire(&name, b"d", ttl).unwrap().is_none());
+    assert!(s1.lock_release(&name, b"c").unwrap());
+    let f4 = s1.lock_acquire(&name, b"d", ttl).unwrap().unwrap();
+    assert!(f4 > f3, "{f3} then {f4}");
+}
