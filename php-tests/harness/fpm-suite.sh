@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Real php-fpm (4 static workers on a unix socket in a temporary folder) driven with
 # cgi-fcgi: every worker and the CLI share one store.
-#   php-tests/harness/fpm-suite.sh path/to/ephpm.so [shm|redis]
+#   php-tests/harness/fpm-suite.sh path/to/ephpm.so [shm|redis|cluster]
 # With "redis" the store is a redis-server this script starts on a unix socket in the
-# same folder (and stops by pid), and the summary line is "fpm-redis: ...".
+# same folder (and stops by pid), and the summary line is "fpm-redis: ...". With
+# "cluster" it is cluster:// with ephpm.cluster.enabled=1: the FPM workers (and the CLI)
+# run the host's node themselves, one of them holding its lease ("fpm-cluster: ...").
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -13,13 +15,17 @@ if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
     skip "php-fpm and cgi-fcgi are not installed"; summary fpm; exit 0
 fi
 backend=${2:-shm}
-label=fpm; [ "$backend" = redis ] && label=fpm-redis
+label=fpm; [ "$backend" != shm ] && label=fpm-$backend
 tmp=$(mktemp -d)
 store="fpmtest_$$"
 ini=(-n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M)
 if [ "$backend" = redis ]; then
     start_redis "$tmp"
     ini+=(-d "ephpm.dsn=unix://$tmp/redis.sock")
+fi
+if [ "$backend" = cluster ]; then
+    ini+=(-d "ephpm.dsn=cluster://" -d ephpm.cluster.enabled=1 -d ephpm.cluster.secret=fpm-suite
+          -d "ephpm.cluster.gossip_addr=127.0.0.1:$((20000 + RANDOM % 20000))" -d ephpm.cluster.node_id=fpm)
 fi
 cat > "$tmp/fpm.conf" <<CONF
 [global]
@@ -38,7 +44,7 @@ master=$!
 cleanup() {
     kill -QUIT "$master" 2>/dev/null; wait "$master" 2>/dev/null
     [ -f "$tmp/redis.pid" ] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null && sleep 0.1
-    rm -rf "$tmp" "/dev/shm/ephpm.$(id -u).$store"
+    rm -rf "$tmp" "/dev/shm/ephpm.$(id -u).$store" "/dev/shm/ephpm.$(id -u).$store".cluster*
 }
 trap cleanup EXIT
 for _ in $(seq 100); do [ -S "$tmp/fpm.sock" ] && break; sleep 0.05; done

@@ -74,9 +74,7 @@ impl ClusterStore {
             let was_kept = kept.is_some();
             let mut conn = match kept {
                 Some(c) => c,
-                None => UnixStream::connect(&self.socket).map_err(|e| {
-                    self.unavailable(format!("no node serves this host's store ({e})"))
-                })?,
+                None => self.connect()?,
             };
             // The node may itself wait `timeout` for the owner, and twice when views differ.
             let limit = wait + self.timeout * 3;
@@ -106,6 +104,22 @@ impl ClusterStore {
         match self.call(&Op::Members)? {
             Response::Members(m) => Ok(m),
             other => Err(unexpected(other)),
+        }
+    }
+
+    /// Connects to the node, waiting up to the timeout for one to serve: a node is
+    /// starting (this host's first process, or a takeover after its holder died). Nothing
+    /// was sent yet, so waiting is safe for every request.
+    fn connect(&self) -> Result<UnixStream> {
+        let deadline = std::time::Instant::now() + self.timeout;
+        loop {
+            match UnixStream::connect(&self.socket) {
+                Ok(c) => return Ok(c),
+                Err(e) if std::time::Instant::now() >= deadline => {
+                    return Err(self.unavailable(format!("no node serves this host's store ({e})")));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
         }
     }
 
