@@ -141,4 +141,4 @@ printf("|%s|%s|%s|\n", str_repeat('-', 46), str_repeat('-', 11), str_repeat('-',
 printf("| %-44s | %9.4f | %9.4f |\n", '3 -> 4 nodes, 100,000 keys', $moved['join'] / 1e5, 0.75);
 printf("| %-44s | %9.4f | %9.4f |\n", '4 -> 3 nodes (node-2 leaves), 100,000 keys', $moved['leave'] / 1e5, 0.75);
 printf("| %-44s | %9s | %9s |\n", 'real join: keys now owned by node 4', sprintf('%d/2000', $owned), '');
-printf("| %-44s | %9s | %9s |\n", 'real join: entries handed to node 4', (string) array_sum($m[1]), '');
+printf("| %-44s | %9s | %9s |\n", 'real join: entries handed over (all nodes)', (string) array_sum($m[1]), '');

@@ -822,6 +822,10 @@ impl Node {
     /// `new` and did not before. Copies are applied only over older ones, so a node that
     /// was away gets what was written meanwhile, and a move is never undone by a late one.
     async fn hand_off(&self, old: &Members, new: &Members) {
+        if old.len() == 1 && old.contains(&self.id) {
+            // It was alone (it just started): what it holds came from the others.
+            return;
+        }
         let _one_at_a_time = self.handoff.lock().await;
         let Ok(keys) = self.local.keys() else { return };
         let rf = self.cfg.replication_factor;
