@@ -436,7 +436,7 @@ impl Node {
             m.as_ref()
                 .is_some_and(|(e, _)| !matches!(entry::parse(e), Some((_, State::Elsewhere))))
         };
-        if settled(&mine) && !self.catching_up() {
+        if (settled(&mine) && !self.catching_up()) || cfg!(feature = "no-owner-routing") {
             return mine;
         }
         for node in self.previous_placement(key) {
@@ -684,6 +684,10 @@ impl Node {
     /// published.
     async fn propagate(&self, key: &[u8], w: &Write) {
         let announced = self.announced(&w.entry);
+        if cfg!(feature = "no-owner-routing") {
+            // ePHPm's design, for the tests: every node's decision spreads by gossip only.
+            return self.publish(key, &announced, w.ttl).await;
+        }
         let replicas = self.placement(key);
         let others: Vec<Arc<str>> = {
             let v = self.view.read().unwrap_or_else(|e| e.into_inner());
