@@ -1,0 +1,276 @@
+//! The segment's copies: how an entry is kept (a lock's pinned), installed over an
+//! older one only, copied to the other members and to gossip after a decision, applied
+//! from gossip, and cleared.
+
+use super::*;
+
+impl Node {
+    /// (the version PHP sees, the segment's own version) of the local copy.
+    pub(super) fn versions(&self, key: &[u8]) -> (u64, u64) {
+        let mut seen = 0;
+        let local = self
+            .local
+            .read(key, &mut |v| {
+                if let Value::Str(e) = v {
+                    if let Some((_, State::Value(_))) = entry::parse(e) {
+                        seen = bytes::fingerprint(e);
+                    }
+                }
+            })
+            .ok()
+            .flatten()
+            .unwrap_or(0);
+        (seen, local)
+    }
+
+    /// The local copy of `key` and its remaining lifetime.
+    pub(super) fn local_entry(&self, key: &[u8]) -> Option<(Vec<u8>, Option<Duration>)> {
+        let mut stored = None;
+        self.local
+            .read(key, &mut |v| {
+                if let Value::Str(e) = v {
+                    stored = Some(e.to_vec());
+                }
+            })
+            .ok()??;
+        let ttl = match self.local.ttl(key).ok()? {
+            KeyTtl::Missing => return None,
+            KeyTtl::Persistent => None,
+            KeyTtl::Remaining(d) => Some(d),
+        };
+        Some((stored?, ttl))
+    }
+
+    pub(super) fn store_local(&self, key: &[u8], w: &Write) -> crate::store::Result<()> {
+        self.keep(key, &w.entry, w.ttl)
+    }
+
+    /// Writes an entry to the segment: a lock's pinned, so memory pressure never evicts
+    /// it before it expires.
+    pub(super) fn keep(
+        &self,
+        key: &[u8],
+        stored: &[u8],
+        ttl: Option<Duration>,
+    ) -> crate::store::Result<()> {
+        match ttl {
+            Some(ttl) if entry::is_lock(stored) => {
+                self.local.set_pinned(key, Value::Str(stored), ttl)
+            }
+            _ => self.local.set(key, Value::Str(stored), ttl),
+        }
+    }
+
+    /// Stores a copy unless the one held is newer. The caller holds the key's stripe.
+    pub(super) fn install(&self, key: &[u8], e: &Entry) {
+        if key.starts_with(RESERVED) || entry::parse(&e.stored).is_none() {
+            return;
+        }
+        if let Some(s) = entry::stamp(&e.stored) {
+            self.clock.observe(s);
+        }
+        let current = self.local_entry(key);
+        if entry::is_newer(&e.stored, current.as_ref().map(|(c, _)| c.as_slice())) {
+            let _ = self.keep(key, &e.stored, e.ttl);
+        }
+    }
+
+    /// Copies a decided write to every member before the writer hears back: the
+    /// replicas get the entry, the other hosts the entry when it is small and a marker
+    /// (which drops their copy) when it is large. So once a write returns, every
+    /// reachable host's segment agrees with the owner, and a process that reads its own
+    /// segment after taking a lock sees the last holder's writes. A host that missed the
+    /// copy (unreachable for a moment) catches up from gossip, where the write is also
+    /// published.
+    pub(super) async fn propagate(&self, key: &[u8], w: &Write) {
+        let announced = self.announced(&w.entry);
+        if cfg!(feature = "no-owner-routing") {
+            // ePHPm's design, for the tests: every node's decision spreads by gossip only.
+            return self.publish(key, &announced, w.ttl).await;
+        }
+        let replicas = self.placement(key);
+        let others: Vec<Arc<str>> = {
+            let v = self.view.read().unwrap_or_else(|e| e.into_inner());
+            v.members
+                .ids()
+                .filter(|n| **n != self.id && (self.cfg.push_writes || replicas.contains(n)))
+                .cloned()
+                .collect()
+        };
+        let puts: Vec<(bool, Op)> = others
+            .iter()
+            .map(|n| {
+                let replica = replicas.contains(n);
+                let stored = if replica {
+                    w.entry.clone()
+                } else {
+                    announced.to_vec()
+                };
+                let op = Op::Put {
+                    key: key.to_vec(),
+                    entry: Entry { stored, ttl: w.ttl },
+                };
+                (replica, op)
+            })
+            .collect();
+        let asks = others
+            .iter()
+            .zip(&puts)
+            .map(|(n, (_, op))| self.ask(n, Route::Here, op, self.cfg.timeout));
+        let results = futures_util::future::join_all(asks).await;
+        for ((n, (replica, _)), result) in others.iter().zip(&puts).zip(results) {
+            if let (true, Err(why)) = (replica, result) {
+                eprintln!(
+                    "ephpm: cluster node {}: replica {n} missed a write: {why}",
+                    self.id
+                );
+            }
+        }
+        self.publish(key, &announced, w.ttl).await;
+    }
+
+    /// What hosts that do not hold `stored` get: itself when small, else its marker.
+    pub(super) fn announced<'a>(&self, stored: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        if stored.len() <= self.cfg.small_key_threshold {
+            std::borrow::Cow::Borrowed(stored)
+        } else {
+            std::borrow::Cow::Owned(entry::marker_for(stored))
+        }
+    }
+
+    /// Puts an entry (small, or a marker) into this node's gossip state.
+    pub(super) async fn publish(&self, key: &[u8], announced: &[u8], ttl: Option<Duration>) {
+        let Some(chitchat) = self.gossip.get() else {
+            return;
+        };
+        let expiry = ttl.map_or(0, |t| now_micros() / 1000 + t.as_millis() as u64 + 1);
+        let gk = gossip::gossip_key(key);
+        let mut c = chitchat.lock().await;
+        let state = c.self_node_state();
+        if state.get(&gk).is_some() || state.num_key_values() < gossip::MAX_PUBLISHED {
+            state.set(gk, gossip::gossip_value(announced, expiry));
+        }
+    }
+
+    /// Clears `prefix` on every member (each counts the keys it owns).
+    pub(super) async fn clear_everywhere(&self, prefix: &[u8]) -> Response {
+        let members: Vec<Arc<str>> = {
+            let v = self.view.read().unwrap_or_else(|e| e.into_inner());
+            v.members.ids().cloned().collect()
+        };
+        let op = Op::Clear {
+            prefix: prefix.to_vec(),
+        };
+        let mut total = 0;
+        for m in members {
+            let r = if m == self.id {
+                self.clear_here(prefix).await
+            } else {
+                match self.ask(&m, Route::Here, &op, self.cfg.timeout).await {
+                    Ok(r) => r,
+                    Err(why) => return unavailable(&m, &why),
+                }
+            };
+            if let Response::Int(n) = r {
+                total += n;
+            }
+        }
+        Response::Int(total)
+    }
+
+    /// Replaces this node's copies under `prefix` with tombstones (so that a copy still
+    /// on its way, by gossip or a late replication, cannot bring one back) and withdraws
+    /// what it published under it. Counts the live keys it owned, so that a cluster-wide
+    /// clear counts every key once.
+    pub(super) async fn clear_here(&self, prefix: &[u8]) -> Response {
+        let Ok(keys) = self.local.keys() else {
+            return invalid("the segment cannot be read");
+        };
+        let mut owned = 0;
+        for key in keys
+            .iter()
+            .filter(|k| k.starts_with(prefix) && !k.starts_with(RESERVED))
+        {
+            let _turn = self.stripe(key).lock().await;
+            let live = self
+                .local_entry(key)
+                .is_some_and(|(e, _)| matches!(entry::parse(&e), Some((_, State::Value(_)))));
+            if live && self.placement(key).first().is_some_and(|o| *o == self.id) {
+                owned += 1;
+            }
+            let gone = entry::tombstone(self.clock.next());
+            let _ = self
+                .local
+                .set(key, Value::Str(&gone), Some(TOMBSTONE_GRACE));
+        }
+        if let Some(chitchat) = self.gossip.get() {
+            let mut c = chitchat.lock().await;
+            let state = c.self_node_state();
+            let published: Vec<String> = state
+                .key_values()
+                .filter(|(k, _)| {
+                    k.strip_prefix(gossip::KEY_PREFIX)
+                        .and_then(gossip::key_of)
+                        .is_some_and(|key| key.starts_with(prefix))
+                })
+                .map(|(k, _)| k.to_string())
+                .collect();
+            for k in published {
+                state.delete(&k);
+            }
+        }
+        Response::Int(owned as i64)
+    }
+}
+
+/// Applies what other nodes published, each entry only over an older one.
+pub(super) async fn apply_gossip(
+    node: Arc<Node>,
+    mut rx: mpsc::UnboundedReceiver<(Arc<str>, String, String)>,
+) {
+    while let Some((from, gkey, value)) = rx.recv().await {
+        if from == node.id {
+            continue;
+        }
+        let (Some(key), Some((stored, expiry_ms))) =
+            (gossip::key_of(&gkey), gossip::parse_value(&value))
+        else {
+            continue;
+        };
+        let ttl = match expiry_ms {
+            0 => None,
+            at => match at.checked_sub(now_micros() / 1000) {
+                Some(left) if left > 0 => Some(Duration::from_millis(left)),
+                _ => continue,
+            },
+        };
+        let _turn = node.stripe(&key).lock().await;
+        node.install(&key, &Entry { stored, ttl });
+    }
+}
+
+/// Removes published keys once expired (a tombstone's expiry is its grace period), so
+/// the gossip state holds only what is still true.
+pub(super) async fn collect_published(node: Arc<Node>) {
+    let every = (TOMBSTONE_GRACE / 4).min(Duration::from_secs(5));
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(chitchat) = node.gossip.get() else {
+            return;
+        };
+        let now_ms = now_micros() / 1000;
+        let mut c = chitchat.lock().await;
+        let state = c.self_node_state();
+        let expired: Vec<String> = state
+            .key_values()
+            .filter(|(k, v)| {
+                k.starts_with(gossip::KEY_PREFIX)
+                    && gossip::parse_value(v).is_some_and(|(_, at)| at != 0 && at <= now_ms)
+            })
+            .map(|(k, _)| k.to_string())
+            .collect();
+        for k in expired {
+            state.delete(&k);
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Membership: chitchat's live nodes as the view placement uses, and the hand-off of
+//! entries to their new placement when it changes.
+
+use super::*;
+
+impl Node {
+    /// Moves the entries this node held under `old` to the nodes that hold them under
+    /// `new` and did not before. Copies are applied only over older ones, so a node that
+    /// was away gets what was written meanwhile, and a move is never undone by a late one.
+    pub(super) async fn hand_off(&self, old: &Members, new: &Members) {
+        if old.len() == 1 && old.contains(&self.id) {
+            // It was alone (it just started): what it holds came from the others.
+            return;
+        }
+        let _one_at_a_time = self.handoff.lock().await;
+        let Ok(keys) = self.local.keys() else { return };
+        let rf = self.cfg.replication_factor;
+        let mut moved = 0;
+        for key in keys.iter().filter(|k| !k.starts_with(RESERVED)) {
+            let before = old.place(key, rf);
+            if !before.contains(&self.id) {
+                continue;
+            }
+            let after = new.place(key, rf);
+            let targets: Vec<_> = after
+                .iter()
+                .filter(|n| **n != self.id && !before.contains(n))
+                .collect();
+            if targets.is_empty() {
+                continue;
+            }
+            let Some((stored, ttl)) = self.local_entry(key) else {
+                continue;
+            };
+            if !matches!(
+                entry::parse(&stored),
+                Some((_, State::Value(_) | State::Deleted))
+            ) {
+                continue;
+            }
+            let put = Op::Put {
+                key: key.clone(),
+                entry: Entry { stored, ttl },
+            };
+            for t in targets {
+                if self
+                    .ask(t, Route::Here, &put, self.cfg.timeout)
+                    .await
+                    .is_ok()
+                {
+                    moved += 1;
+                }
+            }
+        }
+        if moved > 0 {
+            eprintln!(
+                "ephpm: cluster node {}: handed {moved} entries to their new placement",
+                self.id
+            );
+        }
+    }
+}
+
+/// Follows chitchat's live nodes: the members are the live node ids that published a
+/// data-plane address (a restarted node's newest generation wins).
+pub(super) async fn follow_membership(
+    node: Arc<Node>,
+    mut watcher: tokio::sync::watch::Receiver<
+        std::collections::BTreeMap<ChitchatId, chitchat::NodeState>,
+    >,
+) {
+    loop {
+        let (members, addrs) = {
+            let live = watcher.borrow_and_update();
+            let mut addrs: HashMap<Arc<str>, (u64, SocketAddr)> = HashMap::new();
+            for (id, state) in live.iter() {
+                let Some(addr) = state.get(gossip::DATA_ADDR).and_then(|a| a.parse().ok()) else {
+                    continue;
+                };
+                let e = addrs
+                    .entry(id.node_id.clone())
+                    .or_insert((id.generation_id, addr));
+                if id.generation_id >= e.0 {
+                    *e = (id.generation_id, addr);
+                }
+            }
+            let own = node.addr(&node.id);
+            if let Some(own) = own {
+                addrs.entry(node.id.clone()).or_insert((0, own));
+            }
+            let members = Members::new(addrs.keys().cloned());
+            (
+                members,
+                addrs
+                    .into_iter()
+                    .map(|(k, (_, a))| (k, a))
+                    .collect::<HashMap<_, _>>(),
+            )
+        };
+        let changed = {
+            let mut v = node.view.write().unwrap_or_else(|e| e.into_inner());
+            v.addrs = addrs;
+            if v.members != members {
+                let old = std::mem::replace(&mut v.members, members.clone());
+                let alone = old.len() == 1 && old.contains(&node.id);
+                // Alone, this node's view says nothing of where keys were: the placement
+                // before it (re)joined is the new one without it.
+                v.previous = if alone {
+                    Members::new(members.ids().filter(|n| **n != node.id).cloned())
+                } else {
+                    old.clone()
+                };
+                v.changed_at = Instant::now();
+                if alone && members.len() > 1 {
+                    v.catching_up_until = Instant::now() + HANDOFF_WINDOW;
+                }
+                Some(old)
+            } else {
+                None
+            }
+        };
+        if let Some(old) = changed {
+            let ids: Vec<_> = members.ids().map(|s| s.to_string()).collect();
+            eprintln!(
+                "ephpm: cluster node {}: members now {}",
+                node.id,
+                ids.join(", ")
+            );
+            let n = node.clone();
+            tokio::spawn(async move { n.hand_off(&old, &members).await });
+        }
+        if watcher.changed().await.is_err() {
+            return;
+        }
+    }
+}
