@@ -507,6 +507,10 @@ fn a_wrong_secret_is_invisible_and_an_empty_one_is_a_startup_error() {
     assert!(string(&intruder.store(), b"secret-data").is_none());
     assert!(!segment_of(&intruder).exists(b"secret-data").unwrap());
     assert_ne!(SECRET, "not-the-test-secret");
+    eventually("node 1 says it drops the intruder's datagrams", || {
+        let log = std::fs::read_to_string(dir.0.join("node-1.log")).unwrap_or_default();
+        log.contains("failed authentication").then_some(())
+    });
 
     let mut unsecured = TestNode::start(&dir, 5, &[], &["--no-secret"]);
     let status = eventually("the node without a secret exits", || unsecured.exited());

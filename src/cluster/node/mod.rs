@@ -74,7 +74,7 @@ pub struct Node {
 
 /// A started node; `stop` ends it.
 pub struct Running {
-    pub node: Arc<Node>,
+    node: Arc<Node>,
     chitchat: ChitchatHandle,
     tasks: Vec<JoinHandle<()>>,
     socket: PathBuf,
@@ -203,6 +203,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         tokio::spawn(membership::follow_membership(node.clone(), watcher)),
         tokio::spawn(copies::apply_gossip(node.clone(), rx)),
         tokio::spawn(copies::collect_published(node.clone())),
+        tokio::spawn(report_dropped(node.clone())),
     ];
     Ok(Running {
         node,
@@ -263,6 +264,25 @@ async fn serve_peers(node: Arc<Node>, listener: TcpListener) {
     }
 }
 
+/// Says, at most every 10 s, how many datagrams and frames failed authentication: a node
+/// with another secret is knocking (or something else is sending to these ports).
+async fn report_dropped(node: Arc<Node>) {
+    let mut reported = 0;
+    loop {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let now = node.dropped.load(Ordering::Relaxed);
+        if now > reported {
+            eprintln!(
+                "ephpm: cluster node {}: dropped {} datagrams or frames that failed authentication \
+                 (a node with another ephpm.cluster.secret?)",
+                node.id,
+                now - reported
+            );
+            reported = now;
+        }
+    }
+}
+
 fn invalid(why: &str) -> Response {
     Response::Failed(Failure::Invalid, why.into())
 }
@@ -272,18 +292,9 @@ fn unavailable(node: &str, why: &str) -> Response {
 }
 
 impl Node {
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
     pub fn members(&self) -> Vec<String> {
         let v = self.view.read().unwrap_or_else(|e| e.into_inner());
         v.members.ids().map(|id| id.to_string()).collect()
-    }
-
-    /// Datagrams and frames dropped because they failed authentication.
-    pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
     }
 
     fn placement(&self, key: &[u8]) -> Vec<Arc<str>> {
