@@ -43,6 +43,10 @@ fn main() -> ExitCode {
             s.allow_insecure_no_auth = true;
             continue;
         }
+        if flag == "--help" || flag == "-h" {
+            usage("runs this host's ephpm cluster node");
+            return ExitCode::SUCCESS;
+        }
         if flag == "--no-push" {
             s.push_writes = false;
             continue;
