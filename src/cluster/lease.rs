@@ -7,12 +7,21 @@
 
 use std::time::Duration;
 
-use super::{NodeConfig, RESERVED, node, segment_options};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use super::{NodeConfig, RESERVED, node, segment_options, socket_path};
 use crate::store::Store;
-use crate::store::shm::open_shared;
+use crate::store::shm::{ShmStore, open_shared};
 
 pub const LEASE_TTL: Duration = Duration::from_secs(2);
 pub const RENEW: Duration = Duration::from_millis(500);
+
+/// A lease this process holds: (pid, segment, token, the node's socket).
+type Held = (u32, Arc<ShmStore>, Vec<u8>, PathBuf);
+
+/// The leases this process holds, given up at module shutdown (`give_up`).
+static HELD: Mutex<Vec<Held>> = Mutex::new(Vec::new());
 
 fn lease_key() -> Vec<u8> {
     [RESERVED, b"node-lease"].concat()
@@ -39,9 +48,17 @@ pub async fn keep(cfg: NodeConfig, report: impl Fn(String)) {
         match node::start(cfg.clone()).await {
             Ok(running) => {
                 report(running.describe());
+                let held = (
+                    crate::runtime::pid(),
+                    segment.clone(),
+                    token.clone(),
+                    socket_path(&cfg.store),
+                );
+                held_leases().push(held);
                 while matches!(segment.lock_extend(&key, &token, LEASE_TTL), Ok(true)) {
                     tokio::time::sleep(RENEW).await;
                 }
+                held_leases().retain(|(_, _, t, _)| *t != token);
                 report("the node lost its lease (this process was paused too long)".into());
                 running.stop().await;
             }
@@ -73,4 +90,23 @@ pub fn keep_in_background(cfg: NodeConfig) -> Result<(), super::ClusterError> {
         eprintln!("ephpm: cluster node {id}: {why}")
     }));
     Ok(())
+}
+
+fn held_leases() -> std::sync::MutexGuard<'static, Vec<Held>> {
+    HELD.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Gives up the leases this process holds, once its runtime (and so its node) has
+/// stopped: module shutdown, an FPM worker recycled. The next process takes over at its
+/// next try (every `RENEW`) instead of after the lease's TTL. An inherited entry (a
+/// forked child's copy of its parent's) is left alone.
+pub fn give_up() {
+    let pid = crate::runtime::pid();
+    let key = lease_key();
+    for (holder, segment, token, socket) in held_leases().drain(..) {
+        if holder == pid {
+            let _ = std::fs::remove_file(&socket);
+            let _ = segment.lock_release(&key, &token);
+        }
+    }
 }

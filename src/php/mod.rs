@@ -78,9 +78,10 @@ pub unsafe extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 
     0
 }
 
-/// MSHUTDOWN: stops the background runtime (the Redis subscriber), if this process
-/// started one.
+/// MSHUTDOWN: stops the background runtime (the Redis subscriber, a cluster node), if
+/// this process started one, then gives up the node's lease for the next process.
 pub unsafe extern "C" fn shutdown(_ty: i32, _module_number: i32) -> i32 {
     crate::runtime::shutdown();
+    crate::cluster::lease::give_up();
     0
 }
