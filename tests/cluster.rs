@@ -649,3 +649,17 @@ fn fences_grow_across_releases_expiries_and_a_new_owner() {
     let f4 = s1.lock_acquire(&name, b"d", ttl).unwrap().unwrap();
     assert!(f4 > f3, "{f3} then {f4}");
 }
+
+/// `ephpm-node` stopped by SIGTERM (systemd) exits 0, having given its lease and its
+/// socket up (killed, it leaves both to expire).
+#[test]
+fn a_node_stopped_by_sigterm_gives_its_lease_up() {
+    let dir = TestDir::new("term");
+    let mut nodes = start_cluster(&dir, 1, &[]);
+    let socket = ephpm::cluster::socket_path(&nodes[0].options());
+    assert!(socket.exists());
+    nodes[0].signal(libc::SIGTERM);
+    let status = eventually("the node exits", || nodes[0].exited());
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists(), "the socket was left behind");
+}

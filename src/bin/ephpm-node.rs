@@ -1,6 +1,7 @@
 //! `ephpm-node`: the host's cluster node as a service. It takes the same lease a PHP
 //! process with `ephpm.cluster.enabled=1` would (so there is still one node per host
-//! store) and runs until it is stopped.
+//! store) and runs until it is stopped: SIGTERM or SIGINT stop the node and give the
+//! lease up at once.
 //!
 //! ```text
 //! ephpm-node --store NAME --gossip IP:PORT [--data IP:PORT] [--seed IP:PORT]...
@@ -113,8 +114,37 @@ fn main() -> ExitCode {
         cfg.node_id, cfg.store.name, cfg.gossip_addr
     );
     let id = cfg.node_id.clone();
-    runtime.block_on(lease::keep(cfg, move |why| {
-        eprintln!("ephpm-node: {id}: {why}")
-    }));
-    ExitCode::from(1)
+    let stopped = runtime.block_on(async move {
+        let keep = lease::keep(cfg, move |why| eprintln!("ephpm-node: {id}: {why}"));
+        tokio::select! {
+            () = keep => None,
+            signal = stop_signal() => Some(signal),
+        }
+    });
+    // Stop the node (its sockets close with the runtime), then give its lease up, so the
+    // next process takes over at once instead of after the lease's TTL.
+    drop(runtime);
+    lease::give_up();
+    match stopped {
+        Some(name) => {
+            eprintln!("ephpm-node: stopped by {name}");
+            ExitCode::SUCCESS
+        }
+        None => ExitCode::from(1),
+    }
+}
+
+/// SIGTERM (systemd, kill) or SIGINT (Ctrl-C); never, if they cannot be caught.
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
 }
