@@ -12,7 +12,7 @@
 //! - Arbitration (`decide.rs`): every write is decided by the key's owner, one at a time
 //!   per key, stamped by the owner's clock (`clock.rs`, `entry.rs`), then copied to the
 //!   replicas; small entries are also published on gossip, large ones as a marker.
-//! - Hand-off (`node.rs`): when membership changes, entries move to their new owner and
+//! - Hand-off (`node/membership.rs`): when membership changes, entries move to their new owner and
 //!   replicas, and until they have, an owner that misses asks the previous placement.
 
 pub mod clock;

@@ -1,7 +1,9 @@
 //! The `Store` trait every backend implements, and the types it speaks. No PHP here.
 //!
 //! Locks, MemoLock, StaleCache and sessions are written once against this trait. A
-//! backend is chosen by a DSN (`dsn.rs`); `shm://` is the host-wide shared-memory store.
+//! backend is chosen by a DSN (`dsn.rs`): `shm://` is the host-wide shared-memory store,
+//! `redis://` a Redis or Valkey server (`redis/`), `cluster://` ephpm's gossip cluster
+//! through the host's node (`cluster.rs`, `crate::cluster`).
 //!
 //! # What every backend guarantees
 //! - **Atomic operations.** `set_nx`, `del_if_eq`, `incr_by` decide and act in one step
@@ -21,7 +23,8 @@
 //!   token still holds the lock, so a holder whose lock expired can never release or
 //!   extend the next holder's.
 //! - **Versions.** Every write gives the key a new version, greater than any before it in
-//!   the same store (Redis: a different one; see `redis.rs`); an absent key has version 0.
+//!   the same store (Redis and the cluster: a different one, a fingerprint of what is
+//!   stored; see `redis/mod.rs`, `cluster.rs`); an absent key has version 0.
 //!   `wait_for_change` returns true once the version differs from the one the caller saw,
 //!   or when the store was told of a write to the key (Redis: a release or
 //!   compare-and-delete published on its channel): like a condition variable's wake-up,
