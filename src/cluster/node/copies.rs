@@ -203,23 +203,30 @@ impl Node {
                 .local
                 .set(key, Value::Str(&gone), Some(TOMBSTONE_GRACE));
         }
-        if let Some(chitchat) = self.gossip.get() {
-            let mut c = chitchat.lock().await;
-            let state = c.self_node_state();
-            let published: Vec<String> = state
-                .key_values()
-                .filter(|(k, _)| {
-                    k.strip_prefix(gossip::KEY_PREFIX)
-                        .and_then(gossip::key_of)
-                        .is_some_and(|key| key.starts_with(prefix))
-                })
-                .map(|(k, _)| k.to_string())
-                .collect();
-            for k in published {
-                state.delete(&k);
-            }
-        }
+        self.withdraw(|key, _| key.starts_with(prefix)).await;
         Response::Int(owned as i64)
+    }
+
+    /// Deletes from this node's gossip state the published keys `which` picks, given
+    /// the key and its gossip value.
+    pub(super) async fn withdraw(&self, which: impl Fn(&[u8], &str) -> bool) {
+        let Some(chitchat) = self.gossip.get() else {
+            return;
+        };
+        let mut c = chitchat.lock().await;
+        let state = c.self_node_state();
+        let picked: Vec<String> = state
+            .key_values()
+            .filter(|(k, v)| {
+                k.strip_prefix(gossip::KEY_PREFIX)
+                    .and_then(gossip::key_of)
+                    .is_some_and(|key| which(&key, v))
+            })
+            .map(|(k, _)| k.to_string())
+            .collect();
+        for k in picked {
+            state.delete(&k);
+        }
     }
 }
 
@@ -255,22 +262,8 @@ pub(super) async fn collect_published(node: Arc<Node>) {
     let every = (TOMBSTONE_GRACE / 4).min(Duration::from_secs(5));
     loop {
         tokio::time::sleep(every).await;
-        let Some(chitchat) = node.gossip.get() else {
-            return;
-        };
         let now_ms = now_micros() / 1000;
-        let mut c = chitchat.lock().await;
-        let state = c.self_node_state();
-        let expired: Vec<String> = state
-            .key_values()
-            .filter(|(k, v)| {
-                k.starts_with(gossip::KEY_PREFIX)
-                    && gossip::parse_value(v).is_some_and(|(_, at)| at != 0 && at <= now_ms)
-            })
-            .map(|(k, _)| k.to_string())
-            .collect();
-        for k in expired {
-            state.delete(&k);
-        }
+        node.withdraw(|_, v| gossip::parse_value(v).is_some_and(|(_, at)| at != 0 && at <= now_ms))
+            .await;
     }
 }
