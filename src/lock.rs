@@ -1,6 +1,6 @@
 //! Token locks over any `Store`: a fresh random token per acquisition, release and extend
 //! by compare on that token, a fencing number per acquisition, and waiting that is woken
-//! by the release rather than by polling. No PHP here. See DESIGN.md §3.
+//! by the release rather than by polling. No PHP here. See ARCHITECTURE.md §8.
 //!
 //! A waiter re-checks the lock before every sleep and sleeps at most until the lock's
 //! TTL runs out, the caller's deadline, or one wait slice (the store bounds each sleep),

@@ -1,4 +1,4 @@
-//! The background runtime (DESIGN.md §6): one tokio runtime per process, built on first
+//! The background runtime (ARCHITECTURE.md §10): one tokio runtime per process, built on first
 //! use and never in module startup, because the FPM master and `pcntl_fork()` parents fork
 //! after startup and a child that inherits a started runtime has none of its threads (its
 //! timers never fire, and it hangs).

@@ -309,7 +309,7 @@ impl StaleCache {
             Outcome::TimedOut => "its lock was not released in time".to_string(),
             Outcome::StoreFailed(e) => e,
         };
-        // A duplicated computation beats a failed request (DESIGN.md §3.7).
+        // A duplicated computation beats a failed request (ARCHITECTURE.md §8.7).
         src.warn(format!(
             "ephpm: computing \"{}\" without stampede protection: {why}",
             String::from_utf8_lossy(lock)

@@ -65,7 +65,7 @@ impl MemoLock {
 }
 
 /// How long a wait may last: `wanted`, but never into `max_execution_time` (one second
-/// before the limit, DESIGN.md §3.6).
+/// before the limit, ARCHITECTURE.md §8.6).
 pub fn clamp_to_execution_time(wanted: Duration) -> Duration {
     // SAFETY: a NUL-terminated literal with its length; zend_ini_long only reads it.
     let limit = unsafe { ffi::zend_ini_long(c"max_execution_time".as_ptr(), 18, 0) };
@@ -307,7 +307,7 @@ extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
             Outcome::TimedOut => "its lock was not released in time".to_string(),
             Outcome::StoreFailed(e) => e,
         };
-        // A duplicated computation beats a failed request (DESIGN.md §3.7).
+        // A duplicated computation beats a failed request (ARCHITECTURE.md §8.7).
         warn_to(
             logger,
             format!(

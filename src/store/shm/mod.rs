@@ -1,6 +1,6 @@
 //! `shm://`: the host-wide store. One segment under /dev/shm per (Unix user, store name),
 //! mapped by every PHP process of that user; fixed shards, each with a robust
-//! process-shared mutex, its own growing index and its own arena. See DESIGN.md §2.
+//! process-shared mutex, its own growing index and its own arena. See ARCHITECTURE.md §4 to §7.
 //!
 //! - `segment.rs`  the file: create under flock, validate, replace, map
 //! - `layout.rs`   every shared structure, declared with its offsets and owners
