@@ -94,6 +94,9 @@ impl Keyspace {
     pub fn set_nx(&self, key: &[u8], v: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
         self.with_key(key, |s, k| s.set_nx(k, v, ttl))
     }
+    pub fn reserve(&self, key: &[u8], v: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        self.with_key(key, |s, k| s.reserve(k, v, ttl))
+    }
     pub fn del(&self, key: &[u8]) -> Result<bool> {
         self.with_key(key, |s, k| s.del(k))
     }

@@ -32,6 +32,10 @@ pub struct Settings {
     pub on_timeout: OnTimeout,
 }
 
+/// The longest lock TTL or lock wait, in seconds (about 31 years): longer than any
+/// request, and small enough for every clock to add to now.
+pub const MAX_LOCK_SECONDS: u32 = 1_000_000_000;
+
 /// The lifetime of a session lock: `configured` seconds (`ephpm.session.lock_ttl`); 0 or
 /// less means `max_execution_time`, since a request holds its session until it ends,
 /// or 30 s when that is unlimited too.
@@ -40,7 +44,17 @@ pub fn lock_ttl(configured: f64, max_execution_time: f64) -> Duration {
         .into_iter()
         .find(|s| *s > 0.0)
         .unwrap_or(30.0);
-    Duration::from_secs_f64(seconds.min(1e9))
+    Duration::from_secs_f64(seconds.min(f64::from(MAX_LOCK_SECONDS)))
+}
+
+/// How long a read waits for a busy session: `configured` seconds
+/// (`ephpm.session.lock_wait`), at most `MAX_LOCK_SECONDS`; 0 for less than 0 or NaN.
+pub fn lock_wait(configured: f64) -> Duration {
+    if configured > 0.0 {
+        Duration::from_secs_f64(configured.min(f64::from(MAX_LOCK_SECONDS)))
+    } else {
+        Duration::ZERO
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +84,12 @@ pub struct Handler {
     /// its writes are dropped, so that a store that comes back mid-request never gets
     /// the stored session overwritten by one this request never read.
     unread: Option<Vec<u8>>,
+    /// The id `create_id` reserved last, until close or a write of it. PHP asks
+    /// `exists` about a new id right after creating it (session_create_id() while a
+    /// session is active, session_regenerate_id() in strict mode) to detect a collision
+    /// with another request; our own reservation is not one, and counting it made PHP
+    /// fail or retry, leaving each retry's reservation behind.
+    reserved: Option<Vec<u8>>,
 }
 
 fn data_key(id: &[u8]) -> Vec<u8> {
@@ -84,8 +104,12 @@ fn shown(id: &[u8]) -> String {
     String::from_utf8_lossy(id).into_owned()
 }
 
+/// The longest lifetime a session is given (about 31,700 years): what every backend
+/// can add to its clock; `session.gc_maxlifetime` may say more.
+const MAX_LIFETIME: u64 = 1_000_000_000_000;
+
 fn lifetime(seconds: i64) -> Option<Duration> {
-    (seconds > 0).then(|| Duration::from_secs(seconds as u64))
+    (seconds > 0).then(|| Duration::from_secs((seconds as u64).min(MAX_LIFETIME)))
 }
 
 impl Handler {
@@ -97,6 +121,7 @@ impl Handler {
             settings,
             held: None,
             unread: None,
+            reserved: None,
         }
     }
 
@@ -194,6 +219,7 @@ impl Handler {
         self.still_ours(id)?;
         self.space
             .set(&data_key(id), Value::Str(data), lifetime(max_lifetime))?;
+        self.forget_reservation(id);
         Ok(())
     }
 
@@ -208,6 +234,7 @@ impl Handler {
             self.space
                 .set(&data_key(id), Value::Str(data), lifetime(max_lifetime))?;
         }
+        self.forget_reservation(id);
         Ok(())
     }
 
@@ -224,6 +251,7 @@ impl Handler {
     /// Releases the lock this request holds, by token. False when it had expired (and
     /// maybe another request holds it now: that lock is untouched).
     pub fn close(&mut self) -> bool {
+        self.reserved = None;
         match self.held.take() {
             // The demo build releases blindly, as ePHPm's handler did, to show the
             // overrun test failing.
@@ -235,15 +263,27 @@ impl Handler {
         }
     }
 
-    /// Whether session `id` exists (`session.use_strict_mode`).
+    /// Whether session `id` exists (`session.use_strict_mode`), or another request
+    /// reserved it: the id this handler has just reserved itself does not count.
     pub fn exists(&self, id: &[u8]) -> Result<bool> {
+        if self.reserved.as_deref() == Some(id) {
+            return Ok(false);
+        }
         Ok(self.space.exists(&data_key(id))?)
     }
 
+    fn forget_reservation(&mut self, id: &[u8]) {
+        if self.reserved.as_deref() == Some(id) {
+            self.reserved = None;
+        }
+    }
+
     /// A new session id from `generate`, reserved with an atomic add so that no two
-    /// requests are handed the same one.
+    /// requests are handed the same one. The reservation is an ordinary entry (evictable
+    /// until the session is written): a flood of new visitors evicts cache entries, as
+    /// any cache would, and never makes a lock, a session write or a `set()` fail.
     pub fn create_id(
-        &self,
+        &mut self,
         mut generate: impl FnMut() -> Option<Vec<u8>>,
         max_lifetime: i64,
     ) -> Result<Option<Vec<u8>>> {
@@ -253,8 +293,11 @@ impl Handler {
                 return Ok(None);
             };
             let ttl = lifetime(max_lifetime);
-            match self.space.set_nx(&data_key(&id), Value::Str(b""), ttl) {
-                Ok(SetNx::Inserted) => return Ok(Some(id)),
+            match self.space.reserve(&data_key(&id), Value::Str(b""), ttl) {
+                Ok(SetNx::Inserted) => {
+                    self.reserved = Some(id.clone());
+                    return Ok(Some(id));
+                }
                 Ok(SetNx::Exists) => {}
                 // Nothing can be reserved in a store that cannot be reached. The id is
                 // still unguessable, and the read that follows warns that the session

@@ -656,7 +656,7 @@ fn fences_grow_across_releases_expiries_and_a_new_owner() {
 fn a_node_stopped_by_sigterm_gives_its_lease_up() {
     let dir = TestDir::new("term");
     let mut nodes = start_cluster(&dir, 1, &[]);
-    let socket = ephpm::cluster::socket_path(&nodes[0].options());
+    let socket = ephpm::cluster::socket_path(&nodes[0].options()).unwrap();
     assert!(socket.exists());
     nodes[0].signal(libc::SIGTERM);
     let status = eventually("the node exits", || nodes[0].exited());

@@ -1,12 +1,12 @@
 //! The shm store's single-process semantics: types, TTLs, add, compare-and-delete,
-//! compression, prefixes, growth, eviction, fullness and segment replacement.
+//! compression, prefixes, growth, eviction, fullness and segment adoption.
 
 mod common;
 
 use std::time::Duration;
 
 use common::*;
-use ephpm::store::shm::{ShmOptions, ShmStore};
+use ephpm::store::shm::{ShmError, ShmOptions, ShmStore, remove_unused};
 use ephpm::store::{Fetched, KeyTtl, SetNx, Store, StoreError, Value};
 
 fn get(s: &dyn Store, key: &[u8]) -> Option<(Fetched, Vec<u8>)> {
@@ -293,30 +293,63 @@ fn a_value_larger_than_a_shard_fails_without_evicting() {
     assert_eq!(s.stats().unwrap().evictions, 0);
 }
 
-/// A segment of another size (or a damaged header) is replaced by a fresh one, with a
-/// warning that says why; a matching one is reused with its data.
+/// A live segment is never replaced: a process asking for another size adopts it as it
+/// is, with a warning naming both sizes, and sees the same keys; resizing is an explicit
+/// removal that refuses while anybody maps it; a damaged header is set aside only when
+/// nobody maps the segment.
 #[test]
-fn mismatched_segment_is_replaced_with_a_warning() {
-    let dir = TestDir::new("m");
-    {
-        let (s, w) = ShmStore::open(&dir.options(2 * MB)).unwrap();
-        assert!(w.is_empty());
-        s.set(b"k", Value::Int(1), None).unwrap();
-    }
-    {
-        let (s, w) = ShmStore::open(&dir.options(2 * MB)).unwrap();
-        assert!(w.is_empty());
-        assert!(s.exists(b"k").unwrap(), "same size: reused");
-    }
+fn a_live_segment_is_adopted_never_replaced() {
+    let dir = TestDir::new("adopt");
+    let (a, w) = ShmStore::open(&dir.options(2 * MB)).unwrap();
+    assert!(w.is_empty());
+    a.set(b"k", Value::Int(1), None).unwrap();
+    assert!(
+        a.lock_acquire(b"L", b"a", Duration::from_secs(60))
+            .unwrap()
+            .is_some()
+    );
+
+    let (b, w) = ShmStore::open(&dir.options(4 * MB)).unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("asks for 4194304") && w[0].contains("made with 2097152"),
+        "{}",
+        w[0]
+    );
+    assert!(b.exists(b"k").unwrap(), "the same store, not a fresh one");
+    assert_eq!(
+        b.lock_acquire(b"L", b"b", Duration::from_secs(60)).unwrap(),
+        None
+    );
+    assert_eq!(b.stats().unwrap().memory_size, 2 * MB);
+
+    assert!(matches!(
+        remove_unused(&dir.options(2 * MB)),
+        Err(ShmError::InUse { .. })
+    ));
+    drop((a, b));
+    assert!(
+        remove_unused(&dir.options(2 * MB)).unwrap(),
+        "unused: removed"
+    );
     let (s, w) = ShmStore::open(&dir.options(4 * MB)).unwrap();
-    assert_eq!(w.len(), 1);
-    assert!(w[0].contains("ephpm.shm_size asks for 4194304"), "{}", w[0]);
-    assert!(!s.exists(b"k").unwrap(), "replaced by an empty store");
-    drop(s);
-    let path = dir.options(4 * MB).path();
+    assert!(w.is_empty());
+    assert_eq!(
+        s.stats().unwrap().memory_size,
+        4 * MB,
+        "made anew at its size"
+    );
+
+    // A damaged header while the store is in use: an error, and the segment stays.
+    let path = dir.options(4 * MB).path().unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     bytes[0] ^= 0xff;
     std::fs::write(&path, &bytes).unwrap();
+    let Err(e) = ShmStore::open(&dir.options(4 * MB)) else {
+        panic!("an unreadable segment in use was replaced");
+    };
+    assert!(e.to_string().contains("in use"), "{e}");
+    drop(s);
     let (_s, w) = ShmStore::open(&dir.options(4 * MB)).unwrap();
     assert!(w[0].contains("initialisation never completed"), "{}", w[0]);
     let mode =

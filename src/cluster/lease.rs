@@ -34,8 +34,10 @@ pub async fn keep(cfg: NodeConfig, report: impl Fn(String)) {
     if let Err(e) = cfg.check() {
         return report(e.to_string());
     }
-    let segment = match open_shared(&segment_options(&cfg.store)) {
-        Ok((s, _)) => s,
+    let (segment, socket) = match open_shared(&segment_options(&cfg.store))
+        .and_then(|(s, _)| Ok((s, socket_path(&cfg.store)?)))
+    {
+        Ok(found) => found,
         Err(e) => return report(e.to_string()),
     };
     let token = format!("{}:{:x}", std::process::id(), super::crypto::random_u64()).into_bytes();
@@ -52,7 +54,7 @@ pub async fn keep(cfg: NodeConfig, report: impl Fn(String)) {
                     crate::runtime::pid(),
                     segment.clone(),
                     token.clone(),
-                    socket_path(&cfg.store),
+                    socket.clone(),
                 );
                 held_leases().push(held);
                 while matches!(segment.lock_extend(&key, &token, LEASE_TTL), Ok(true)) {
@@ -78,7 +80,10 @@ pub fn keep_in_background(cfg: NodeConfig) -> Result<(), super::ClusterError> {
     use std::collections::HashSet;
     use std::sync::Mutex;
     static KEPT: Mutex<Option<HashSet<(u32, std::path::PathBuf)>>> = Mutex::new(None);
-    let key = (crate::runtime::pid(), segment_options(&cfg.store).path());
+    let path = segment_options(&cfg.store)
+        .path()
+        .map_err(|e| super::ClusterError::Start(e.to_string()))?;
+    let key = (crate::runtime::pid(), path);
     let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
     if !kept.get_or_insert_with(HashSet::new).insert(key) {
         return Ok(());

@@ -170,11 +170,12 @@ pub fn segment_options(store: &ShmOptions) -> ShmOptions {
     }
 }
 
-/// The node's unix socket: beside the cluster segment, mode 0600.
-pub fn socket_path(store: &ShmOptions) -> PathBuf {
-    let mut p = segment_options(store).path().into_os_string();
+/// The node's unix socket: beside the cluster segment, mode 0600, in the user's private
+/// directory (so no other user can bind it first).
+pub fn socket_path(store: &ShmOptions) -> Result<PathBuf, crate::store::shm::ShmError> {
+    let mut p = segment_options(store).path()?.into_os_string();
     p.push(".sock");
-    PathBuf::from(p)
+    Ok(PathBuf::from(p))
 }
 
 /// Keys of the cluster segment that belong to the node itself (its lease), never

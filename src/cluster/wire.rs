@@ -315,6 +315,7 @@ pub fn encode_response(r: &Response) -> Vec<u8> {
             .u64(s.evictions)
             .u64(s.expirations)
             .u64(s.repairs)
+            .u64(s.resets)
             .u64(s.shards),
         Response::Members(ids) => {
             o.u8(8).u64(ids.len() as u64);
@@ -347,6 +348,7 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
             evictions: i.u64()?,
             expirations: i.u64()?,
             repairs: i.u64()?,
+            resets: i.u64()?,
             shards: i.u64()?,
         }),
         8 => {

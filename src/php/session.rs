@@ -9,13 +9,13 @@
 
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Duration;
 
 use ext_php_rs::args::Arg;
 use ext_php_rs::builders::FunctionBuilder;
 use ext_php_rs::class::{ClassEntryInfo, ConstructorMeta, ConstructorResult};
 use ext_php_rs::ffi::zend_string;
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
+use ext_php_rs::types::array::Iter;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::{ClassEntry, ExecuteData};
 
@@ -27,7 +27,7 @@ use super::ini;
 use super::kv::keyspace_arg;
 use super::memo_lock::clamp_to_execution_time;
 use super::open_keyspace;
-use crate::session::{Handler, OnTimeout, Settings, lock_ttl};
+use crate::session::{Handler, MAX_LOCK_SECONDS, OnTimeout, Settings, lock_ttl, lock_wait};
 
 /// The settings of the `ephpm.session.*` entries, read now (ini_set applies).
 fn settings_from_ini() -> Settings {
@@ -37,7 +37,7 @@ fn settings_from_ini() -> Settings {
             ini::number(c"ephpm.session.lock_ttl"),
             ini::number(c"max_execution_time"),
         ),
-        lock_wait: Duration::from_secs_f64(ini::number(c"ephpm.session.lock_wait").clamp(0.0, 1e9)),
+        lock_wait: lock_wait(ini::number(c"ephpm.session.lock_wait")),
         on_timeout: if ini::string(c"ephpm.session.lock_timeout").eq_ignore_ascii_case("fail") {
             OnTimeout::Fail
         } else {
@@ -86,6 +86,20 @@ unsafe fn handler<'a>(mod_data: *mut *mut c_void) -> Option<&'a mut Handler> {
     // SAFETY: the slot holds null or the Box<Handler> s_open leaked into it, used by one
     // request (thread) at a time.
     unsafe { (*mod_data).cast::<Handler>().as_mut() }
+}
+
+/// The handler in the module's slot, or a warning that it was never opened (PHP calls
+/// open first; a caller that did not gets a failure, never a crash).
+///
+/// # Safety
+/// As `handler`.
+unsafe fn opened<'a>(mod_data: *mut *mut c_void) -> Option<&'a mut Handler> {
+    // SAFETY: forwarded.
+    let h = unsafe { handler(mod_data) };
+    if h.is_none() {
+        warn("ephpm: the session store is not open (open was not called)");
+    }
+    h
 }
 
 unsafe extern "C" fn s_open(
@@ -140,7 +154,7 @@ unsafe extern "C" fn s_read(
 ) -> c_int {
     guard(FAILURE, || {
         // SAFETY: the module's slot; `key` is the session id ext/session passes.
-        let (Some(h), id) = (unsafe { handler(mod_data) }, unsafe { bytes(key) }) else {
+        let (Some(h), id) = (unsafe { opened(mod_data) }, unsafe { bytes(key) }) else {
             return FAILURE;
         };
         let mut data = Vec::new();
@@ -171,11 +185,9 @@ fn store(
 ) -> c_int {
     guard(FAILURE, || {
         // SAFETY: the module's slot; `key` and `val` are ext/session's live strings.
-        let (Some(h), id, data) = (
-            unsafe { handler(mod_data) },
-            unsafe { bytes(key) },
-            unsafe { bytes(val) },
-        ) else {
+        let (Some(h), id, data) = (unsafe { opened(mod_data) }, unsafe { bytes(key) }, unsafe {
+            bytes(val)
+        }) else {
             return FAILURE;
         };
         let done = if touch {
@@ -214,7 +226,7 @@ unsafe extern "C" fn s_update_timestamp(
 unsafe extern "C" fn s_destroy(mod_data: *mut *mut c_void, key: *mut zend_string) -> c_int {
     guard(FAILURE, || {
         // SAFETY: the module's slot and ext/session's id.
-        let (Some(h), id) = (unsafe { handler(mod_data) }, unsafe { bytes(key) }) else {
+        let (Some(h), id) = (unsafe { opened(mod_data) }, unsafe { bytes(key) }) else {
             return FAILURE;
         };
         match h.destroy(id) {
@@ -251,30 +263,38 @@ fn php_session_id(mod_data: *mut *mut c_void) -> Option<Vec<u8>> {
     Some(id)
 }
 
-fn create_id(h: &Handler, mod_data: *mut *mut c_void) -> Option<Vec<u8>> {
+/// A new id reserved in the store, or, when it cannot be reserved, PHP's own id
+/// unreserved with a warning (what the files handler hands out).
+fn create_id(h: &mut Handler, mod_data: *mut *mut c_void) -> Option<Vec<u8>> {
     match h.create_id(|| php_session_id(mod_data), max_lifetime()) {
         Ok(id) => id,
         Err(e) => {
             report(&e);
-            None
+            php_session_id(mod_data)
         }
     }
 }
 
+/// Never NULL while PHP's generator works: `\SessionHandler::create_sid()` returns what
+/// this returns unchecked, and a subclass may never have opened us (its open() did not
+/// call parent::open()). Then there is nothing to reserve in, and PHP's id is handed
+/// out as the files handler does with no directory.
 unsafe extern "C" fn s_create_sid(mod_data: *mut *mut c_void) -> *mut zend_string {
-    guard(std::ptr::null_mut(), || {
+    let reserved = guard(None, || {
         // SAFETY: the module's slot.
-        let Some(h) = (unsafe { handler(mod_data) }) else {
-            return std::ptr::null_mut();
-        };
-        create_id(h, mod_data).map_or(std::ptr::null_mut(), |id| new_string(&id))
-    })
+        unsafe { handler(mod_data) }.map(|h| create_id(h, mod_data))
+    });
+    match reserved {
+        Some(id) => id,
+        None => php_session_id(mod_data),
+    }
+    .map_or(std::ptr::null_mut(), |id| new_string(&id))
 }
 
 unsafe extern "C" fn s_validate_sid(mod_data: *mut *mut c_void, key: *mut zend_string) -> c_int {
     guard(FAILURE, || {
         // SAFETY: the module's slot and ext/session's id.
-        let (Some(h), id) = (unsafe { handler(mod_data) }, unsafe { bytes(key) }) else {
+        let (Some(h), id) = (unsafe { opened(mod_data) }, unsafe { bytes(key) }) else {
             return FAILURE;
         };
         match h.exists(id) {
@@ -354,50 +374,83 @@ native_class!(
     implements = IMPLEMENTS
 );
 
-/// Reads the `$options` array over the ini settings.
+/// A number of seconds in `$options`: an int or a finite float, 0 to `max`.
+fn seconds_option(name: &str, value: &Zval, max: f64) -> Result<f64, String> {
+    let x = value
+        .long()
+        .map(|n| n as f64)
+        .or(value.double())
+        .ok_or_else(|| {
+            format!(
+                "option \"{name}\" must be of type int|float, {} given",
+                type_name(value)
+            )
+        })?;
+    if !x.is_finite() {
+        return Err(format!("option \"{name}\" must be a finite number"));
+    }
+    if !(0.0..=max).contains(&x) {
+        return Err(format!("option \"{name}\" must be between 0 and {max}"));
+    }
+    Ok(x)
+}
+
+/// Reads the `$options` array over the ini settings. Keys and string values are bytes
+/// (a key may hold any byte), shown escaped in the errors.
 fn apply_options(
     mut s: Settings,
     options: &ZendHashTable,
 ) -> Result<(Settings, Option<i64>), String> {
     let mut lifetime = None;
-    for (key, value) in options {
-        let seconds = || {
-            value
-                .long()
-                .map(|n| n as f64)
-                .or(value.double())
-                .filter(|x| x.is_finite() && *x >= 0.0)
+    let max = f64::from(MAX_LOCK_SECONDS);
+    let mut entries = Iter::new(options);
+    while let Some((key, value)) = entries.next_zval() {
+        let Some(key) = key.zend_str() else {
+            return Err("cannot contain numeric keys".into());
         };
-        match key.to_string().as_str() {
-            "locking" => s.locking = value.bool().ok_or("locking must be a bool")?,
-            "lock_ttl" => {
-                s.lock_ttl = Duration::from_secs_f64(
-                    seconds()
-                        .filter(|x| *x > 0.0)
-                        .ok_or("lock_ttl must be a number of seconds greater than 0")?,
+        let value = value.dereference();
+        match key.as_bytes() {
+            b"locking" => {
+                s.locking = value.bool().ok_or_else(|| {
+                    format!(
+                        "option \"locking\" must be of type bool, {} given",
+                        type_name(value)
+                    )
+                })?
+            }
+            // 0: as `ephpm.session.lock_ttl` = 0, max_execution_time or 30 s.
+            b"lock_ttl" => {
+                s.lock_ttl = lock_ttl(
+                    seconds_option("lock_ttl", value, max)?,
+                    ini::number(c"max_execution_time"),
                 )
             }
-            "lock_wait" => {
-                s.lock_wait = Duration::from_secs_f64(
-                    seconds().ok_or("lock_wait must be a number of seconds, at least 0")?,
-                )
-            }
-            "lock_timeout" => {
-                s.on_timeout = match value.str() {
-                    Some("warn") => OnTimeout::Warn,
-                    Some("fail") => OnTimeout::Fail,
-                    _ => return Err("lock_timeout must be \"warn\" or \"fail\"".into()),
+            b"lock_wait" => s.lock_wait = lock_wait(seconds_option("lock_wait", value, max)?),
+            b"lock_timeout" => {
+                s.on_timeout = match value.zend_str().map(|v| v.as_bytes()) {
+                    Some(b"warn") => OnTimeout::Warn,
+                    Some(b"fail") => OnTimeout::Fail,
+                    _ => return Err("option \"lock_timeout\" must be \"warn\" or \"fail\"".into()),
                 }
             }
-            "lifetime" => {
-                lifetime = Some(
-                    value
-                        .long()
-                        .filter(|n| *n >= 0)
-                        .ok_or("lifetime must be a number of seconds, at least 0")?,
-                )
+            b"lifetime" => {
+                let n = value.long().ok_or_else(|| {
+                    format!(
+                        "option \"lifetime\" must be of type int, {} given",
+                        type_name(value)
+                    )
+                })?;
+                if n < 0 {
+                    return Err("option \"lifetime\" must be greater than or equal to 0".into());
+                }
+                lifetime = Some(n);
             }
-            other => return Err(format!("unknown option \"{other}\"")),
+            other => {
+                return Err(format!(
+                    "contains an unrecognized key \"{}\"",
+                    other.escape_ascii()
+                ));
+            }
         }
     }
     Ok((s, lifetime))
@@ -569,23 +622,27 @@ extern "C" fn validate_id(ex: &mut ExecuteData, rv: &mut Zval) {
 }
 
 /// `create_sid(): string` — PHP's generator, reserved in the store so it is never one
-/// in use.
+/// in use; unreserved, with a warning, when the store cannot reserve it.
 extern "C" fn create_sid(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some((h, _)) = begin(ex, 0) else { return };
         let lifetime = h.lifetime();
-        match h
+        let id = match h
             .handler
             .create_id(|| php_session_id(std::ptr::null_mut()), lifetime)
         {
-            Ok(Some(id)) => rv.set_zend_string(ZendStr::new(&id[..], false)),
-            Ok(None) => super::error::throw_new(
+            Ok(id) => id,
+            Err(e) => {
+                report(&e);
+                php_session_id(std::ptr::null_mut())
+            }
+        };
+        match id {
+            Some(id) => rv.set_zend_string(ZendStr::new(&id[..], false)),
+            None if ext_php_rs::zend::ExecutorGlobals::has_exception() => {}
+            None => super::error::throw_new(
                 ext_php_rs::zend::ce::error(),
                 "Failed to create session ID".into(),
-            ),
-            Err(e) => super::error::throw_new(
-                ext_php_rs::zend::ce::error(),
-                format!("Ephpm\\SessionHandler::create_sid(): {e}"),
             ),
         }
     })

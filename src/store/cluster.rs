@@ -35,7 +35,7 @@ impl ClusterStore {
         Ok((
             ClusterStore {
                 local,
-                socket: socket_path(store),
+                socket: socket_path(store)?,
                 timeout,
                 prefix: prefix.to_vec(),
                 idle: Mutex::new(Vec::new()),

@@ -120,6 +120,8 @@ pub struct Stats {
     pub evictions: u64,
     pub expirations: u64,
     pub repairs: u64,
+    /// Shards found too damaged to repair and emptied (their entries dropped).
+    pub resets: u64,
     pub shards: u64,
 }
 
@@ -173,6 +175,13 @@ pub trait Store: Send + Sync {
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()>;
     /// Stores only if the key is absent, atomically. With a TTL the entry is a lock.
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx>;
+    /// `set_nx` for an ordinary entry that memory pressure may evict like any cache
+    /// entry: a reservation (a new session's id), never a lock, so that a flood of them
+    /// cannot push locks, sessions or `set()` out of a bounded store. Backends that never
+    /// pin an entry (Redis: its own eviction policy decides) need not override it.
+    fn reserve(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        self.set_nx(key, value, ttl)
+    }
     fn del(&self, key: &[u8]) -> Result<bool>;
     /// Deletes only if the stored value equals `expected`, atomically.
     fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool>;

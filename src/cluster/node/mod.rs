@@ -115,7 +115,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
     if data_addr.ip().is_unspecified() {
         data_addr.set_ip(cfg.gossip_addr.ip());
     }
-    let socket = socket_path(&cfg.store);
+    let socket = socket_path(&cfg.store).map_err(|e| fail("socket", &e))?;
     // A socket left by a node that died; the lease says nobody else serves it.
     let _ = std::fs::remove_file(&socket);
     let clients =

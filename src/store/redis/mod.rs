@@ -537,6 +537,7 @@ impl Store for RedisStore {
             evictions: field("evicted_keys"),
             expirations: field("expired_keys"),
             repairs: 0,
+            resets: 0,
             shards: 1,
         })
     }

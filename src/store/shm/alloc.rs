@@ -94,7 +94,14 @@ fn next_nonempty(h: &ShardHeader, c: usize) -> Option<usize> {
 fn take_fit(h: &mut ShardHeader, a: Arena, c: usize, size: u32) -> Option<u32> {
     let mut prev = 0;
     let mut at = h.free_heads[c];
+    // A list longer than the arena has blocks loops: corruption, not an endless walk.
+    let mut steps = 0u32;
     while at != 0 {
+        steps += 1;
+        assert!(
+            steps <= a.len() / GRANULE,
+            "free list {c} loops: corrupt shard"
+        );
         let next = a.u32(at + FREE_NEXT);
         if a.block_size(at) >= size {
             if prev == 0 {
@@ -163,18 +170,17 @@ pub fn coalesce(h: &mut ShardHeader, a: Arena) -> u32 {
     let mut largest = 0;
     let mut off = ARENA_START;
     while off < a.len() {
-        let mut size = a.block_size(off);
+        let mut next = a.next_block(off);
         if a.state(off) == FREE {
-            let mut next = off + size;
             while next < a.len() && a.state(next) == FREE {
-                size += a.block_size(next);
-                next += a.block_size(next);
+                next = a.next_block(next);
             }
+            let size = next - off;
             a.set_block_size(off, size);
             push(h, a, off);
             largest = largest.max(size);
         }
-        off += size;
+        off = next;
     }
     largest
 }

@@ -3,6 +3,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::constants::GRANULE;
 use super::layout::BlockHeader;
 
 /// A view of one shard's arena in this process's mapping.
@@ -136,6 +137,20 @@ impl Arena {
 }
 
 impl Arena {
+    /// The offset of the block after the one at `off`. A size that could not be right
+    /// (not a whole number of granules, or past the arena's end) is corruption: it panics,
+    /// like every out-of-bounds access, so that no walk can loop or run off the arena.
+    #[inline]
+    pub fn next_block(&self, off: u32) -> u32 {
+        let size = self.block_size(off);
+        assert!(
+            size >= GRANULE && size % GRANULE == 0 && off as u64 + size as u64 <= self.len as u64,
+            "block at {off} has size {size} in an arena of {} bytes: corrupt shard",
+            self.len
+        );
+        off + size
+    }
+
     /// Zeroes `n` bytes at `off`.
     pub fn fill_zero(&self, off: u32, n: u32) {
         let p = self.at(off, n);

@@ -45,11 +45,34 @@ pub fn entry_is(a: Arena, off: u32, hash: u64, key: &[u8]) -> bool {
         && a.bytes(off + ENTRY_HEADER, key.len() as u32) == key
 }
 
+/// The slot mask of a shard's index. Slot counts are powers of two; anything else is a
+/// scribbled header, and panics (a corrupt shard) before any probe can loop.
+fn mask(h: &ShardHeader) -> u32 {
+    assert!(
+        h.index_slots.is_power_of_two(),
+        "index of {} slots: corrupt shard",
+        h.index_slots
+    );
+    h.index_slots - 1
+}
+
+/// Counts the steps of a probe: one past every slot means the index has no empty slot,
+/// which the load factor never allows: corruption.
+fn step(steps: &mut u32, h: &ShardHeader) {
+    *steps += 1;
+    assert!(
+        *steps <= h.index_slots,
+        "index without an empty slot: corrupt shard"
+    );
+}
+
 pub fn probe(h: &ShardHeader, a: Arena, hash: u64, key: &[u8]) -> Probe {
-    let mask = h.index_slots - 1;
+    let mask = mask(h);
     let tag = hash as u32;
     let mut pos = tag & mask;
+    let mut steps = 0;
     loop {
+        step(&mut steps, h);
         let s = slot(h, a, pos);
         if s == 0 {
             return Probe::Vacant { pos };
@@ -68,10 +91,12 @@ pub fn put(h: &ShardHeader, a: Arena, pos: u32, hash: u64, off: u32) {
 
 /// Empties slot `pos`, shifting the following run back so that no probe chain breaks.
 pub fn remove_at(h: &ShardHeader, a: Arena, pos: u32) {
-    let mask = h.index_slots - 1;
+    let mask = mask(h);
     let mut hole = pos;
     let mut j = pos;
+    let mut steps = 0;
     loop {
+        step(&mut steps, h);
         j = (j + 1) & mask;
         let s = slot(h, a, j);
         if s == 0 {
@@ -95,9 +120,11 @@ pub fn format(a: Arena, off: u32, slots: u32) {
 
 /// Inserts a slot value into an index that does not contain its key yet.
 fn insert_raw(h: &ShardHeader, a: Arena, s: u64) {
-    let mask = h.index_slots - 1;
+    let mask = mask(h);
     let mut pos = (s >> 32) as u32 & mask;
+    let mut steps = 0;
     while slot(h, a, pos) != 0 {
+        step(&mut steps, h);
         pos = (pos + 1) & mask;
     }
     set_slot(h, a, pos, s);

@@ -19,8 +19,9 @@ use super::constants::{SHARD_COUNT, WAIT_SLOTS};
 
 /// "EPHPMSHM", little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"EPHPMSHM");
-/// Bumped on any change to this file; a segment with another version is replaced.
-pub const LAYOUT_VERSION: u32 = 1;
+/// Bumped on any change to this file; a segment with another version is set aside once
+/// no process maps it (segment.rs).
+pub const LAYOUT_VERSION: u32 = 2;
 
 pub const WAIT_TABLE_OFFSET: usize = 4096;
 pub const SHARDS_OFFSET: usize =
@@ -80,6 +81,10 @@ pub struct ShardHeader {
     pub live: u32,
     /// Times this shard was repaired after a holder died or panicked in it.
     pub repairs: u32,
+    /// Times a repair could not make sense of the arena and emptied the shard instead.
+    pub resets: u32,
+    /// Times the mutex itself was found broken (a garbage lock word) and made afresh.
+    pub lock_recoveries: u32,
     /// Next write sequence number: strictly increasing, stored in each entry as its
     /// version. Kept across clears and repairs.
     pub seq: u64,

@@ -1,8 +1,10 @@
-//! `shm://`: the host-wide store. One segment under /dev/shm per (Unix user, store name),
-//! mapped by every PHP process of that user; fixed shards, each with a robust
-//! process-shared mutex, its own growing index and its own arena. See ARCHITECTURE.md §4 to §7.
+//! `shm://`: the host-wide store. One segment per (Unix user, store name), in the user's
+//! private directory under /dev/shm, mapped by every PHP process of that user; fixed
+//! shards, each with a robust process-shared mutex, its own growing index and its own
+//! arena. See ARCHITECTURE.md §4 to §7.
 //!
-//! - `segment.rs`  the file: create under flock, validate, replace, map
+//! - `userdir.rs`  the user's private directory, found by owner
+//! - `segment.rs`  the file: create under flock, adopt, set aside only when unused, map
 //! - `layout.rs`   every shared structure, declared with its offsets and owners
 //! - `shard.rs`    the operations, each under one shard lock
 //! - `alloc.rs`, `index.rs`, `arena.rs`  a shard's allocator, hash index, memory access
@@ -24,6 +26,7 @@ mod mutex;
 mod repair;
 mod segment;
 mod shard;
+mod userdir;
 mod wait;
 
 use std::collections::HashMap;
@@ -36,8 +39,9 @@ pub use clock::Clock;
 use clock::LazyNow;
 use constants::{SHARD_BITS, SHARD_COUNT};
 use layout::*;
-use segment::{Mapping, euid};
+use segment::Mapping;
 use shard::{Encoded, Guard, IncrError, Shard, hash_key};
+pub use userdir::euid;
 use wait::WaitTable;
 
 #[cfg(feature = "broken-atomicity")]
@@ -72,15 +76,43 @@ pub enum ShmError {
     #[error("ephpm.shm_size must be between 1M and 32G; got {0} bytes")]
     BadSize(u64),
     #[error(
-        "a shard lock of the shared store is unrecoverable; delete the segment under /dev/shm to reset it"
+        "{first} and the next {more} names for this user's stores are taken by others (the first \
+         by uid {owner}): another user is squatting them; set ephpm.shm_dir to a directory only \
+         this user can write",
+        first = first.display(), more = tried - 1
     )]
-    Unrecoverable,
+    DirTaken {
+        first: PathBuf,
+        owner: u32,
+        tried: u32,
+    },
+    #[error(
+        "{path} is in use by other processes but this build cannot read it ({why}); stop the \
+         processes that use it (another ephpm version?) and it is replaced at the next open",
+        path = path.display()
+    )]
+    Unreadable { path: PathBuf, why: String },
+    #[error(
+        "{path} is in use by another process; stop every process that uses this store \
+         (php-fpm pools, workers) before removing it",
+        path = path.display()
+    )]
+    InUse { path: PathBuf },
+    #[error(
+        "shard {shard}'s lock has been held by process {owner} for {held_ms} ms (is it stopped?)"
+    )]
+    LockHeld {
+        shard: usize,
+        owner: i32,
+        held_ms: u64,
+    },
 }
 
 /// How to open a shm store.
 #[derive(Debug, Clone)]
 pub struct ShmOptions {
-    /// Directory of the segment file (/dev/shm; tests may use another tmpfs directory).
+    /// Where the user's private directory of segments is made (`ephpm.shm_dir`, /dev/shm;
+    /// tests use another tmpfs directory). See `userdir.rs`.
     pub dir: PathBuf,
     /// The store name (`ephpm.store_name`, or NAME of `shm://NAME`), already validated.
     pub name: String,
@@ -107,9 +139,19 @@ impl ShmOptions {
         }
     }
 
-    /// `<dir>/ephpm.<euid>.<name>`: the effective uid scopes a store to one Unix user.
-    pub fn path(&self) -> PathBuf {
-        self.dir.join(format!("ephpm.{}.{}", euid(), self.name))
+    /// `<dir>/ephpm-<euid>[-N]/<name>`, the user's private directory made if needed: the
+    /// effective uid scopes a store to one Unix user (see `userdir.rs`).
+    pub fn path(&self) -> std::result::Result<PathBuf, ShmError> {
+        let dir = userdir::find(&self.dir, true)?
+            .ok_or_else(|| ShmError::Os("mkdir", io::Error::from(io::ErrorKind::NotFound)))?;
+        Ok(dir.join(&self.name))
+    }
+
+    /// The segment's path if it exists, without making anything (what `php --ri` shows).
+    pub fn existing_path(&self) -> std::result::Result<Option<PathBuf>, ShmError> {
+        Ok(userdir::find(&self.dir, false)?
+            .map(|d| d.join(&self.name))
+            .filter(|p| p.exists()))
     }
 }
 
@@ -135,7 +177,7 @@ impl ShmStore {
     /// Maps the store, creating or replacing the segment as needed. The strings are
     /// warnings for the user (why an existing segment was replaced).
     pub fn open(opts: &ShmOptions) -> std::result::Result<(Self, Vec<String>), ShmError> {
-        let path = opts.path();
+        let path = opts.path()?;
         let opened = segment::open(&path, opts.size, opts.adopt_size, |m, g| {
             for i in 0..SHARD_COUNT {
                 // SAFETY: the shard lies inside the fresh mapping (geometry), we hold the
@@ -178,6 +220,22 @@ impl ShmStore {
             let mut now = LazyNow::new(&self.clock);
             let expires = now.deadline(Some(ttl));
             g.set(hash, key, v, expires, &mut now).map_err(full)
+        })
+    }
+
+    /// `set_nx`, the entry pinned (a lock: never evicted before it expires) or not.
+    fn add(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>, pin: bool) -> Result<SetNx> {
+        self.encoded(value, |mut v| {
+            if pin {
+                v.flags |= FLAG_PINNED;
+            }
+            let (mut g, hash) = self.locked(key)?;
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(ttl);
+            match g.set_nx(hash, key, v, expires, &mut now).map_err(full)? {
+                Some(_) => Ok(SetNx::Inserted),
+                None => Ok(SetNx::Exists),
+            }
         })
     }
 
@@ -272,8 +330,8 @@ impl ShmStore {
 unsafe fn shard_at(m: &Mapping, stride: u64, arena_len: u32, i: usize) -> Shard {
     // SAFETY: SHARDS_OFFSET + i * stride + stride <= total size by Geometry::for_size.
     let header = unsafe { m.ptr().add(SHARDS_OFFSET + i * stride as usize) }.cast::<ShardHeader>();
-    // SAFETY: forwarded to the caller.
-    unsafe { Shard::new(header, arena_len) }
+    // SAFETY: forwarded to the caller; the mapping keeps its file open (Mapping).
+    unsafe { Shard::new(header, arena_len, i, m.segment()) }
 }
 
 fn full(f: shard::Full) -> StoreError {
@@ -337,18 +395,12 @@ impl Store for ShmStore {
             std::thread::yield_now();
             return self.set(key, value, ttl).map(|()| SetNx::Inserted);
         }
-        self.encoded(value, |mut v| {
-            if ttl.is_some() {
-                v.flags |= FLAG_PINNED;
-            }
-            let (mut g, hash) = self.locked(key)?;
-            let mut now = LazyNow::new(&self.clock);
-            let expires = now.deadline(ttl);
-            match g.set_nx(hash, key, v, expires, &mut now).map_err(full)? {
-                Some(_) => Ok(SetNx::Inserted),
-                None => Ok(SetNx::Exists),
-            }
-        })
+        self.add(key, value, ttl, ttl.is_some())
+    }
+
+    /// Locking: the key's shard lock; wakes the key's waiters when it inserts.
+    fn reserve(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
+        self.add(key, value, ttl, false)
     }
 
     /// Locking: the key's shard lock; wakes the key's waiters when it deletes.
@@ -441,6 +493,7 @@ impl Store for ShmStore {
             t.evictions += st.evictions;
             t.expirations += st.expirations;
             t.repairs += st.repairs;
+            t.resets += st.resets;
         }
         Ok(t)
     }
@@ -508,13 +561,23 @@ impl Store for ShmStore {
 /// mapping. A forked child inherits them, which is right: the mapping is shared memory.
 static OPEN: Mutex<Option<HashMap<PathBuf, Arc<ShmStore>>>> = Mutex::new(None);
 
+/// Removes the store's segment if no process maps it (the operator's resize or reset:
+/// the next open makes it anew at its own `ephpm.shm_size`). Returns whether there was
+/// one; `ShmError::InUse` when some process still maps it.
+pub fn remove_unused(opts: &ShmOptions) -> std::result::Result<bool, ShmError> {
+    match opts.existing_path()? {
+        Some(path) => segment::remove_unused(&path),
+        None => Ok(false),
+    }
+}
+
 /// Opens a store once per process (see `OPEN`); warnings only come with the first open.
 pub fn open_shared(
     opts: &ShmOptions,
 ) -> std::result::Result<(Arc<ShmStore>, Vec<String>), ShmError> {
     let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
     let map = open.get_or_insert_with(HashMap::new);
-    let path = opts.path();
+    let path = opts.path()?;
     if let Some(s) = map.get(&path) {
         return Ok((s.clone(), Vec::new()));
     }

@@ -5,10 +5,43 @@
 //! dead holder may have left half-done before it marks the mutex consistent again. This
 //! module only speaks pthreads; what "repair" means is the shard's business
 //! (`Shard::repair`).
+//!
+//! Robustness is not enough on its own: the kernel only marks mutexes that sit on a dead
+//! thread's robust list. A lock word overwritten by a stray write (another program with
+//! this user's rights, a bug) names an owner that never held it, and a plain
+//! `pthread_mutex_lock` would wait for it forever. So [`lock`] never blocks unbounded:
+//! it waits in slices of `SLICE`, and after each one looks at the owner the lock word
+//! names. An owner that is gone, is not a process mapping this segment, or is ourselves
+//! (guards never nest) is not a holder: the mutex is [`recover`]ed — initialised afresh,
+//! its waiters woken — under a per-shard recovery lock so that exactly one process does
+//! it, and the shard is marked for repair. A live holder that keeps it past `MAX_HOLD`
+//! (a stopped process) is an error, never an endless wait.
 
 use std::io;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use super::ShmError;
+use super::futex;
+
+/// How long one wait for the lock lasts before its owner is looked at. Shard operations
+/// take microseconds; a holder still there after this is stopped, dead or not real.
+const SLICE: Duration = Duration::from_millis(200);
+/// The longest a live holder may keep a shard locked before a waiter gives up with an
+/// error: far beyond any operation (a repair of a 2 GiB shard included), short enough
+/// that a stopped process shows up as errors, not as a hung pool.
+pub const MAX_HOLD: Duration = Duration::from_secs(10);
+/// The owner's thread id in a robust mutex's lock word (the kernel's FUTEX_TID_MASK).
+const TID_MASK: i32 = 0x3fff_ffff;
+
+/// The segment a mutex lives in, for telling a real holder from a stray lock word.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment {
+    /// The segment file's inode: a real holder maps it.
+    pub ino: u64,
+    /// This process's descriptor of the segment file (the recovery locks live on it).
+    pub fd: std::os::fd::RawFd,
+}
 
 /// What `lock` found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +51,15 @@ pub enum Acquired {
     /// The previous holder died holding the lock. The caller holds the lock now, must
     /// repair the state it guards, then call [`mark_consistent`] before unlocking.
     OwnerDied,
+}
+
+/// What a waiter concluded about the mutex it could not take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stuck {
+    /// Its lock word or type was garbage, or its owner was gone: the caller must
+    /// initialise it afresh (see [`recover`]) under the shard's recovery lock, if the
+    /// word still reads `word` there.
+    Broken { word: i32 },
 }
 
 /// Initialises a process-shared robust mutex in place.
@@ -52,22 +94,170 @@ pub unsafe fn init(m: *mut libc::pthread_mutex_t) -> Result<(), ShmError> {
     }
 }
 
-/// Locks the mutex, blocking until it is free.
+/// Locks the mutex, waiting at most `MAX_HOLD` for a live holder.
+///
+/// Returns `Err(Ok(Stuck))` when the mutex cannot be taken because it is broken (see the
+/// module doc): the caller recovers it and tries again.
 ///
 /// # Safety
 /// - `m` must point to a mutex initialised by [`init`] in a mapping that stays valid
 ///   until the matching [`unlock`].
 /// - The calling thread must not hold it already (it is not recursive).
-pub unsafe fn lock(m: *mut libc::pthread_mutex_t) -> Result<Acquired, ShmError> {
+pub unsafe fn lock(
+    m: *mut libc::pthread_mutex_t,
+    seg: Segment,
+    shard: usize,
+) -> Result<Acquired, Result<Stuck, ShmError>> {
+    let start = Instant::now();
+    loop {
+        // SAFETY: forwarded to the caller: `m` is a live mutex in the mapping.
+        let word = unsafe { lock_word(m) }.load(Ordering::Relaxed);
+        // SAFETY: as above.
+        if !unsafe { kind_is_ours(m) } {
+            return Err(Ok(Stuck::Broken { word }));
+        }
+        // SAFETY: forwarded to the caller; `deadline` is a valid timespec on our stack.
+        match unsafe { libc::pthread_mutex_timedlock(m, &deadline(SLICE)) } {
+            0 => return Ok(Acquired::Clean),
+            libc::EOWNERDEAD => return Ok(Acquired::OwnerDied),
+            libc::ETIMEDOUT => {
+                // SAFETY: as above.
+                let word = unsafe { lock_word(m) }.load(Ordering::Relaxed);
+                let owner = word & TID_MASK;
+                if owner == 0 {
+                    continue; // released just now
+                }
+                if !is_holder(owner, seg) {
+                    return Err(Ok(Stuck::Broken { word }));
+                }
+                if start.elapsed() >= MAX_HOLD {
+                    return Err(Err(ShmError::LockHeld {
+                        shard,
+                        owner,
+                        held_ms: start.elapsed().as_millis() as u64,
+                    }));
+                }
+            }
+            // ENOTRECOVERABLE (a repairer died before marking it consistent and the mark
+            // was lost), EINVAL, EDEADLK, EAGAIN: a mutex in a state only garbage explains.
+            _ => return Err(Ok(Stuck::Broken { word })),
+        }
+    }
+}
+
+/// Initialises a broken mutex afresh and wakes everybody waiting on it, if it still
+/// reads as the caller saw it (else somebody recovered or took it meanwhile);
+/// `before_init` runs first, while nobody can hold the mutex.
+///
+/// # Safety
+/// - `m` points to a mutex of the live mapping, and the caller holds the shard's
+///   recovery lock (so no other process recovers it at the same time).
+pub unsafe fn recover(
+    m: *mut libc::pthread_mutex_t,
+    seen: Stuck,
+    before_init: impl FnOnce(),
+) -> Result<(), ShmError> {
+    let Stuck::Broken { word } = seen;
     // SAFETY: forwarded to the caller.
-    match unsafe { libc::pthread_mutex_lock(m) } {
-        0 => Ok(Acquired::Clean),
-        libc::EOWNERDEAD => Ok(Acquired::OwnerDied),
-        libc::ENOTRECOVERABLE => Err(ShmError::Unrecoverable),
-        e => Err(ShmError::Os(
-            "pthread_mutex_lock",
-            io::Error::from_raw_os_error(e),
-        )),
+    let now = unsafe { lock_word(m) }.load(Ordering::Relaxed);
+    // SAFETY: as above.
+    if now != word && unsafe { kind_is_ours(m) } {
+        return Ok(()); // taken, released or recovered since: try again normally
+    }
+    before_init();
+    // SAFETY: `m` is writable memory of the mapping, aligned for a mutex; nobody holds it
+    // (its owner is gone or never existed) and the recovery lock keeps other recoverers
+    // out. Waiters inside pthread_mutex_lock sleep on the lock word and retry when woken.
+    unsafe { init(m)? };
+    // SAFETY: the lock word is the mutex's first 32-bit field (see `lock_word`).
+    futex::wake_all(unsafe { &*lock_word(m).as_ptr().cast::<AtomicU32>() });
+    Ok(())
+}
+
+/// The mutex's lock word (glibc: `__data.__lock`, its first field; for a robust mutex
+/// the owner's tid with the waiters and owner-died bits).
+///
+/// # Safety
+/// `m` points to a live mutex.
+unsafe fn lock_word<'a>(m: *mut libc::pthread_mutex_t) -> &'a AtomicI32 {
+    // SAFETY: the mutex is at least 4 bytes and 4-aligned; the kernel and glibc access
+    // this word atomically, so do we.
+    unsafe { &*m.cast::<AtomicI32>() }
+}
+
+/// Offset of glibc's `__data.__owner` (the holder's tid, kept beside the lock word).
+const OWNER_OFFSET: usize = 8;
+/// Offset of glibc's `__data.__kind` (the mutex type and flags) in `pthread_mutex_t`, on
+/// 64-bit Linux: after `__lock`, `__count`, `__owner` and `__nusers`.
+const KIND_OFFSET: usize = 16;
+
+/// The `__kind` our own `init` writes, read from a mutex made here with the same
+/// attributes (0 when that could not be done: the check is then skipped).
+fn our_kind() -> i32 {
+    static KIND: std::sync::OnceLock<i32> = std::sync::OnceLock::new();
+    *KIND.get_or_init(|| {
+        // SAFETY: a zeroed local mutex is writable, aligned and used by nobody else.
+        let mut local: libc::pthread_mutex_t = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { init(&mut local) }.is_err() {
+            return 0;
+        }
+        // SAFETY: KIND_OFFSET + 4 is inside the 40-byte mutex.
+        let kind = unsafe {
+            (&raw const local)
+                .cast::<u8>()
+                .add(KIND_OFFSET)
+                .cast::<i32>()
+                .read()
+        };
+        // SAFETY: an initialised, unlocked mutex of ours.
+        unsafe { libc::pthread_mutex_destroy(&mut local) };
+        kind
+    })
+}
+
+/// Whether the mutex's type is the one `init` makes: a stray write there could make
+/// glibc treat it as another kind of mutex (one that no owner check can see through).
+///
+/// # Safety
+/// `m` points to a live mutex.
+unsafe fn kind_is_ours(m: *mut libc::pthread_mutex_t) -> bool {
+    let ours = our_kind();
+    // SAFETY: KIND_OFFSET + 4 is inside the mutex; glibc writes `__kind` only at init, so
+    // a relaxed atomic read sees a whole value.
+    let kind = unsafe { &*m.cast::<u8>().add(KIND_OFFSET).cast::<AtomicI32>() };
+    ours == 0 || kind.load(Ordering::Relaxed) == ours
+}
+
+/// Whether thread `tid` is a real holder: alive, and in a process that maps the segment.
+/// Our own thread never is (guards never nest, so it cannot hold a shard it waits for).
+fn is_holder(tid: i32, seg: Segment) -> bool {
+    // SAFETY: gettid has no preconditions.
+    if tid == unsafe { libc::gettid() } {
+        return false;
+    }
+    // /proc/<tid>/maps works for any thread id; a process of another user (unreadable)
+    // or one that does not map the segment's inode cannot hold its lock.
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{tid}/maps")) else {
+        return false;
+    };
+    let ino = seg.ino.to_string();
+    maps.lines()
+        .any(|l| l.split_ascii_whitespace().nth(4) == Some(ino.as_str()))
+}
+
+/// An absolute CLOCK_REALTIME deadline `d` from now, as pthread_mutex_timedlock wants.
+fn deadline(d: Duration) -> libc::timespec {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    let nanos = ts.tv_nsec as u64 + d.subsec_nanos() as u64;
+    libc::timespec {
+        tv_sec: ts.tv_sec + d.as_secs() as libc::time_t + (nanos / 1_000_000_000) as libc::time_t,
+        tv_nsec: (nanos % 1_000_000_000) as libc::c_long,
     }
 }
 
@@ -82,14 +272,29 @@ pub unsafe fn mark_consistent(m: *mut libc::pthread_mutex_t) {
     debug_assert_eq!(rc, 0, "pthread_mutex_consistent");
 }
 
-/// Unlocks the mutex.
+/// Unlocks the mutex. A lock word overwritten while we held it (glibc then refuses with
+/// EPERM, and the mutex would stay locked in a name nobody answers to) is restored to
+/// ours first, so that the unlock, and the robust list it is on, stay right.
 ///
 /// # Safety
 /// - The calling thread must hold `m`.
 pub unsafe fn unlock(m: *mut libc::pthread_mutex_t) {
-    // SAFETY: forwarded to the caller; with the lock held the only error (EPERM) cannot occur.
-    let rc = unsafe { libc::pthread_mutex_unlock(m) };
-    debug_assert_eq!(rc, 0, "pthread_mutex_unlock");
+    // SAFETY: forwarded to the caller.
+    if unsafe { libc::pthread_mutex_unlock(m) } == 0 {
+        return;
+    }
+    // The waiters bit makes the unlock wake anybody who slept on the garbage word.
+    const FUTEX_WAITERS: i32 = i32::MIN;
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() };
+    // SAFETY: we hold the mutex (contract): nobody else writes its lock word or owner.
+    unsafe {
+        lock_word(m).store(tid | FUTEX_WAITERS, Ordering::Relaxed);
+        m.cast::<u8>().add(OWNER_OFFSET).cast::<i32>().write(tid);
+    }
+    // SAFETY: as above; if even this fails the shard's lock is broken and the next
+    // locker's bounded wait recovers it.
+    let _ = unsafe { libc::pthread_mutex_unlock(m) };
 }
 
 fn check(rc: i32, what: &'static str) -> Result<(), ShmError> {

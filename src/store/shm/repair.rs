@@ -35,9 +35,14 @@ fn sane_block(a: Arena, off: u32) -> bool {
         && matches!(a.state(off), FREE | INDEX | PENDING | LIVE)
 }
 
-/// Whether the LIVE block at `off` holds a well-formed entry.
+/// Whether the LIVE block at `off` holds a well-formed entry. Every field is checked
+/// against the block's own size before it is used, so no garbage can send a read out of
+/// the arena.
 fn sane_entry(a: Arena, off: u32) -> bool {
     let size = a.block_size(off) as u64;
+    if size < ENTRY_HEADER as u64 {
+        return false;
+    }
     let key_len = a.u32(off + E_KEY_LEN) as u64;
     let stored = a.u32(off + E_STORED_LEN) as u64;
     let start = (ENTRY_HEADER as u64 + key_len).next_multiple_of(8);
@@ -46,6 +51,14 @@ fn sane_entry(a: Arena, off: u32) -> bool {
     }
     let key = a.bytes(off + ENTRY_HEADER, key_len as u32);
     xxh3_64(key) == a.u64(off + E_HASH)
+}
+
+/// Empties the shard: one free block and a fresh index. What a shard too damaged to
+/// rebuild gets; the write sequence is kept, so versions and fencing numbers of the
+/// store never go back.
+pub fn reset(h: &mut ShardHeader, a: Arena) {
+    alloc::reset(h, a);
+    rebuild(h, a);
 }
 
 /// Makes the shard consistent from the states of its blocks (see the module doc).
@@ -113,7 +126,7 @@ pub fn rebuild(h: &mut ShardHeader, a: Arena) -> Rebuilt {
     // 3. Index every LIVE entry; of two with one key, the newer seq wins.
     let mut off = ARENA_START;
     while off < a.len() {
-        let size = a.block_size(off);
+        let next = a.next_block(off);
         if a.state(off) == LIVE {
             let hash = a.u64(off + E_HASH);
             let key = a.bytes(off + ENTRY_HEADER, a.u32(off + E_KEY_LEN)).to_vec();
@@ -134,7 +147,7 @@ pub fn rebuild(h: &mut ShardHeader, a: Arena) -> Rebuilt {
                 }
             }
         }
-        off += size;
+        off = next;
     }
     h.seq = h.seq.max(max_seq + 1);
     h.needs_repair = 0;
@@ -148,7 +161,7 @@ fn first_live(a: Arena) -> Option<u32> {
         if a.state(off) == LIVE {
             return Some(off);
         }
-        off += a.block_size(off);
+        off = a.next_block(off);
     }
     None
 }

@@ -1,6 +1,6 @@
 //! The segment file: created, sized, initialised and published safely when several
-//! processes start at once; validated and, when it does not match this build or size,
-//! replaced by a fresh one. No store logic here: `init` formats the contents.
+//! processes start at once; adopted as it is when it is sound; set aside only when it is
+//! unreadable *and* nobody maps it. No store logic here: `init` formats the contents.
 //!
 //! Creation protocol: open (or create, mode 0600) the file, take an exclusive `flock`,
 //! make sure the file locked is still the one at the path (a replacer may have unlinked
@@ -9,6 +9,17 @@
 //! released explicitly once the file is mapped: the mapping keeps the open file
 //! description alive, so closing the descriptor alone would keep the lock held. The
 //! kernel drops it if the process dies.
+//!
+//! "In use" is a shared open-file-description lock (`F_OFD_SETLK`, `F_RDLCK`) on the
+//! file's first byte, taken by every process for as long as it maps the segment (a forked
+//! child shares its parent's) and dropped by the kernel when the process ends. A process
+//! that would set a segment aside first tries a write lock on that byte: if anybody holds
+//! the read lock, the segment is in use and is never unlinked or re-created — two
+//! segments under one name would be two lock holders. OFD locks and `flock` do not
+//! interact on Linux, so the creation lock and the use lock are independent.
+//!
+//! A segment made with another `ephpm.shm_size` (another php.ini, another pool) is sound:
+//! it is adopted at the size it was made with, and the caller is told both sizes.
 
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -20,7 +31,9 @@ use std::sync::atomic::Ordering;
 use super::ShmError;
 use super::constants::{MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, SHARD_COUNT};
 use super::layout::{LAYOUT_VERSION, MAGIC, SHARDS_OFFSET, SegmentHeader};
+use super::mutex::Segment;
 use super::shard::Shard;
+use super::userdir::euid;
 
 /// Where each part of a segment of a given size lies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,10 +58,12 @@ impl Geometry {
     }
 }
 
-/// A mapping of the whole segment, unmapped on drop.
+/// A mapping of the whole segment, unmapped on drop. It keeps the file open, which keeps
+/// this process's use lock on it (see the module doc) until the mapping goes.
 pub struct Mapping {
     ptr: *mut u8,
     len: usize,
+    file: File,
 }
 
 // SAFETY: the mapping is plain shared memory; every access to its contents goes through
@@ -69,7 +84,7 @@ impl Mapping {
         unsafe { &*self.ptr.cast::<SegmentHeader>() }
     }
 
-    fn map(file: &File, len: u64) -> Result<Self, ShmError> {
+    pub(super) fn map(file: &File, len: u64) -> Result<Self, ShmError> {
         // SAFETY: a fresh shared mapping of `len` bytes of an open file; the kernel picks
         // the address, so no existing memory is affected.
         let ptr = unsafe {
@@ -88,7 +103,16 @@ impl Mapping {
         Ok(Mapping {
             ptr: ptr.cast(),
             len: len as usize,
+            file: file.try_clone().map_err(|e| ShmError::Os("dup", e))?,
         })
+    }
+
+    /// What the shard locks need to know of the segment file (see `mutex.rs`).
+    pub fn segment(&self) -> Segment {
+        Segment {
+            ino: self.file.metadata().map(|m| m.ino()).unwrap_or(0),
+            fd: self.file.as_raw_fd(),
+        }
     }
 }
 
@@ -104,7 +128,7 @@ impl Drop for Mapping {
 pub struct Opened {
     pub mapping: Mapping,
     pub geometry: Geometry,
-    /// Why an existing segment was replaced, if it was.
+    /// Why an existing segment was set aside, or adopted at another size.
     pub warnings: Vec<String>,
 }
 
@@ -121,51 +145,145 @@ fn flock(file: &File, op: libc::c_int) -> Result<(), ShmError> {
     }
 }
 
-pub fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// Why a mapped, existing segment cannot be used as `want`, if it cannot.
-fn mismatch(m: &Mapping, file_len: u64, want: Geometry) -> Option<String> {
+/// The geometry a mapped, existing segment was made with, or why this build cannot read
+/// it.
+fn readable(m: &Mapping, file_len: u64) -> Result<Geometry, String> {
     let h = m.header();
     if file_len < size_of::<SegmentHeader>() as u64 {
-        return Some(format!("it is only {file_len} bytes long"));
+        return Err(format!("it is only {file_len} bytes long"));
     }
     if h.magic.load(Ordering::Acquire) != MAGIC {
-        return Some("its initialisation never completed (the creating process died)".into());
+        return Err("its initialisation never completed (the creating process died)".into());
     }
     if h.layout_version != LAYOUT_VERSION {
-        return Some(format!(
+        return Err(format!(
             "it has layout version {}, this build uses {LAYOUT_VERSION}",
             h.layout_version
         ));
     }
-    if h.total_size != want.total || file_len != want.total {
-        return Some(format!(
-            "it is {} bytes, ephpm.shm_size asks for {}",
-            h.total_size, want.total
+    let theirs = Geometry::for_size(h.total_size)
+        .map_err(|_| format!("its header gives an impossible size ({})", h.total_size))?;
+    if file_len != theirs.total {
+        return Err(format!(
+            "its header says {} bytes, the file is {file_len}",
+            theirs.total
         ));
     }
     if h.shard_count as usize != SHARD_COUNT
-        || h.shard_stride != want.shard_stride
-        || h.arena_len != want.arena_len as u64
+        || h.shard_stride != theirs.shard_stride
+        || h.arena_len != theirs.arena_len as u64
     {
-        return Some("its shard geometry differs from this build's".into());
+        return Err("its shard geometry differs from this build's".into());
     }
-    None
+    Ok(theirs)
 }
 
-/// Opens the segment at `path`, creating or replacing it as needed; `init` formats a
-/// fresh one (its header already written, magic not yet published). With `adopt_size`, a
-/// sound existing segment is used at whatever size it was made with.
+/// One byte-range lock on the segment file, as an open file description lock.
+fn ofd_lock(file: &File, kind: libc::c_int, byte: u64, wait: bool) -> io::Result<bool> {
+    // SAFETY: an all-zero flock is a valid value; every field we rely on is set below.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = kind as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = byte as libc::off_t;
+    fl.l_len = 1;
+    let cmd = if wait {
+        libc::F_OFD_SETLKW
+    } else {
+        libc::F_OFD_SETLK
+    };
+    loop {
+        // SAFETY: fcntl on a descriptor we own with a pointer to a local flock (l_pid is
+        // 0, as OFD locks require).
+        if unsafe { libc::fcntl(file.as_raw_fd(), cmd, &mut fl) } == 0 {
+            return Ok(true);
+        }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EAGAIN) | Some(libc::EACCES) if !wait => return Ok(false),
+            _ => return Err(e),
+        }
+    }
+}
+
+/// The byte every mapping process holds a read lock on (see the module doc).
+const IN_USE_BYTE: u64 = 0;
+
+/// Marks this process as a user of the segment for as long as `file` stays open.
+fn hold_use_lock(file: &File) -> Result<(), ShmError> {
+    ofd_lock(file, libc::F_RDLCK, IN_USE_BYTE, true)
+        .map(|_| ())
+        .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLKW)", e))
+}
+
+/// Whether any process (this one included, through another open) maps the segment.
+fn in_use(path: &Path) -> Result<bool, ShmError> {
+    let probe = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| file_error(path, "open", e))?;
+    let free = ofd_lock(&probe, libc::F_WRLCK, IN_USE_BYTE, false)
+        .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLK)", e))?;
+    // Closing the probe drops its lock, if it got one.
+    Ok(!free)
+}
+
+/// Serialises the recovery of shard `shard`'s lock between processes (see
+/// `mutex::recover`): an exclusive lock on a byte of the segment file past the use byte,
+/// dropped when the returned guard goes (or the process dies).
+pub fn recovery_lock(seg: Segment, shard: usize) -> Result<RecoveryLock, ShmError> {
+    // A new open file description, not a dup: OFD locks belong to the description, and
+    // this process's use lock must not be turned into a write lock.
+    let path = format!("/proc/self/fd/{}", seg.fd);
+    let own = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| ShmError::Os("reopen the segment", e))?;
+    ofd_lock(&own, libc::F_WRLCK, 1 + shard as u64, true)
+        .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLKW)", e))?;
+    Ok(RecoveryLock { _file: own })
+}
+
+/// Held while one process recovers a shard's lock.
+pub struct RecoveryLock {
+    _file: File,
+}
+
+/// Removes the segment at `path` if no process maps it: the operator's way to resize or
+/// reset a store. Returns whether there was one.
+pub fn remove_unused(path: &Path) -> Result<bool, ShmError> {
+    let file = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(file_error(path, "open", e)),
+    };
+    flock(&file, libc::LOCK_EX)?;
+    if in_use(path)? {
+        return Err(ShmError::InUse { path: path.into() });
+    }
+    std::fs::remove_file(path).map_err(|e| file_error(path, "unlink", e))?;
+    Ok(true)
+}
+
+/// Opens the segment at `path`, creating it as needed; `init` formats a fresh one (its
+/// header already written, magic not yet published). A sound existing segment is used
+/// at whatever size it was made with; when that differs from `size` a warning says so,
+/// unless `adopt_size` says the caller expects it (the cluster segment).
 pub fn open(
     path: &Path,
     size: u64,
     adopt_size: bool,
     init: impl Fn(&Mapping, &Geometry) -> Result<(), ShmError>,
 ) -> Result<Opened, ShmError> {
-    let mut geometry = Geometry::for_size(size)?;
+    let wanted = Geometry::for_size(size)?;
     let mut warnings = Vec::new();
     for _attempt in 0..8 {
         let file = OpenOptions::new()
@@ -196,37 +314,57 @@ pub fn open(
         if meta.len() == 0 {
             reserve(&file, path, size)?;
             let mapping = Mapping::map(&file, size)?;
-            write_header(&mapping, &geometry);
-            init(&mapping, &geometry)?;
+            write_header(&mapping, &wanted);
+            init(&mapping, &wanted)?;
             mapping.header().magic.store(MAGIC, Ordering::Release);
+            hold_use_lock(&file)?;
             flock(&file, libc::LOCK_UN)?;
             return Ok(Opened {
                 mapping,
-                geometry,
+                geometry: wanted,
                 warnings,
             });
         }
         let mapping = Mapping::map(&file, meta.len().max(size_of::<SegmentHeader>() as u64))?;
-        if adopt_size && meta.len() >= size_of::<SegmentHeader>() as u64 {
-            if let Ok(theirs) = Geometry::for_size(mapping.header().total_size) {
-                geometry = theirs;
-            }
-        }
-        match mismatch(&mapping, meta.len(), geometry) {
-            None => {
+        match readable(&mapping, meta.len()) {
+            Ok(theirs) => {
+                if theirs.total != wanted.total && !adopt_size {
+                    warnings.push(format!(
+                        "ephpm.shm_size asks for {} bytes, but the shared store {} in use \
+                         was made with {} bytes: using it at {} bytes (to resize it, stop \
+                         every process that uses it and call ephpm_store_remove())",
+                        wanted.total,
+                        path.display(),
+                        theirs.total,
+                        theirs.total
+                    ));
+                }
+                let mapping = if theirs.total as usize == mapping.len {
+                    mapping
+                } else {
+                    Mapping::map(&file, theirs.total)?
+                };
+                hold_use_lock(&file)?;
                 flock(&file, libc::LOCK_UN)?;
                 return Ok(Opened {
                     mapping,
-                    geometry,
+                    geometry: theirs,
                     warnings,
                 });
             }
-            Some(why) => {
+            Err(why) => {
+                drop(mapping);
+                if in_use(path)? {
+                    return Err(ShmError::Unreadable {
+                        path: path.into(),
+                        why,
+                    });
+                }
                 warnings.push(format!(
-                    "replacing the shared store {} with a fresh, empty one: {why}",
+                    "replacing the shared store {} with a fresh, empty one: {why} (and no \
+                     process uses it)",
                     path.display()
                 ));
-                drop(mapping);
                 std::fs::remove_file(path).map_err(|e| file_error(path, "unlink", e))?;
                 // Waiters for the lock find the path gone or new, and start over.
                 flock(&file, libc::LOCK_UN)?;

@@ -13,8 +13,9 @@ use super::clock::LazyNow;
 use super::constants::{ARENA_START, EVICTION_SAMPLE};
 use super::index::{self, Probe};
 use super::layout::*;
-use super::mutex::{self, Acquired};
+use super::mutex::{self, Acquired, Segment};
 use super::repair;
+use super::segment;
 use super::wait::WaitTable;
 
 /// A write that cannot fit in its shard even after evicting everything evictable.
@@ -72,12 +73,16 @@ pub struct ShardStats {
     pub evictions: u64,
     pub expirations: u64,
     pub repairs: u64,
+    pub resets: u64,
 }
 
 /// This process's handle on one shard of the mapped segment.
 pub struct Shard {
     header: *mut ShardHeader,
     arena: Arena,
+    /// Which shard this is, and of which segment: what recovering its lock needs.
+    index: usize,
+    seg: Segment,
 }
 
 // SAFETY: the pointers target the shared mapping, which the owning ShmStore keeps alive;
@@ -108,14 +113,25 @@ impl Shard {
     /// - `header` must point to a `ShardHeader` initialised by [`Shard::format`] (or being
     ///   formatted by the caller under the creation flock), followed by its arena of
     ///   `arena_len` bytes, in a mapping that outlives this handle.
-    pub unsafe fn new(header: *mut ShardHeader, arena_len: u32) -> Self {
+    /// - `seg` describes that mapping's file, whose descriptor stays open as long.
+    pub unsafe fn new(
+        header: *mut ShardHeader,
+        arena_len: u32,
+        index: usize,
+        seg: Segment,
+    ) -> Self {
         let base = header
             .cast::<u8>()
             .wrapping_add(size_of::<ShardHeader>().next_multiple_of(64));
         // SAFETY: the arena follows the header inside the mapping (contract above; the
         // segment lays shards out that way) and is 64-aligned.
         let arena = unsafe { Arena::new(base, arena_len) };
-        Shard { header, arena }
+        Shard {
+            header,
+            arena,
+            index,
+            seg,
+        }
     }
 
     /// Bytes a shard needs before its arena.
@@ -140,29 +156,48 @@ impl Shard {
         Ok(())
     }
 
-    /// Takes the shard lock, repairing the shard first if its last holder died or panicked.
+    /// Takes the shard lock, repairing the shard first if its last holder died or panicked,
+    /// and recovering the lock itself when its lock word is garbage (see `mutex.rs`).
     ///
-    /// Locking: blocks until this shard's mutex is free. Wakes nobody.
+    /// Locking: waits for this shard's mutex, at most `mutex::MAX_HOLD` for a live
+    /// holder. Wakes nobody.
     pub fn lock(&self, wait: WaitTable) -> Result<Guard<'_>, ShmError> {
         // SAFETY: the header lives in the mapping for our lifetime (Shard::new); taking a
         // raw pointer to the mutex field creates no reference.
         let m = unsafe { &raw mut (*self.header).mutex };
-        // SAFETY: `m` is an initialised robust mutex (Shard::format); NTS PHP calls us from
-        // one thread, and no Guard of this shard is alive in this thread (guards never nest).
-        let acquired = unsafe { mutex::lock(m)? };
+        let acquired = loop {
+            // SAFETY: `m` is a robust mutex of the mapping (Shard::format); NTS PHP calls
+            // us from one thread, and no Guard of this shard is alive in this thread
+            // (guards never nest).
+            match unsafe { mutex::lock(m, self.seg, self.index) } {
+                Ok(acquired) => break acquired,
+                Err(Err(e)) => return Err(e),
+                Err(Ok(stuck)) => {
+                    let _only_us = segment::recovery_lock(self.seg, self.index)?;
+                    let header = self.header;
+                    // SAFETY: `m` is in the live mapping and we hold the recovery lock. The
+                    // closure runs only while nobody holds the mutex (it is being made
+                    // afresh), so its write to the header races with nobody.
+                    unsafe {
+                        mutex::recover(m, stuck, || {
+                            (*header).needs_repair = 1;
+                            (*header).lock_recoveries = (*header).lock_recoveries.wrapping_add(1);
+                        })?
+                    };
+                }
+            }
+        };
         // SAFETY: we hold the mutex, which makes this process the only accessor of the
         // header until the guard unlocks it.
         let h = unsafe { &mut *self.header };
-        if acquired == Acquired::OwnerDied || h.needs_repair != 0 {
-            #[cfg(not(feature = "no-repair"))]
-            repair::rebuild(h, self.arena);
-            h.repairs = h.repairs.wrapping_add(1);
-            if acquired == Acquired::OwnerDied {
-                // SAFETY: we hold `m`, acquired with OwnerDied; the shard is now consistent.
-                unsafe { mutex::mark_consistent(m) };
-            }
+        if acquired == Acquired::OwnerDied {
+            // Marked first, so that dying during the repair makes the next locker repair.
+            h.needs_repair = 1;
+            // SAFETY: we hold `m`, acquired with OwnerDied.
+            unsafe { mutex::mark_consistent(m) };
         }
-        Ok(Guard {
+        // From here on the guard unlocks whatever happens, a panic in the repair included.
+        let mut g = Guard {
             h,
             a: self.arena,
             mutex: m,
@@ -170,7 +205,11 @@ impl Shard {
             wakes: [0; PENDING_WAKES],
             n_wakes: 0,
             wake_everyone: false,
-        })
+        };
+        if g.h.needs_repair != 0 {
+            g.repair();
+        }
+        Ok(g)
     }
 }
 
@@ -193,6 +232,24 @@ impl Drop for Guard<'_> {
 }
 
 impl Guard<'_> {
+    /// Rebuilds the shard from its arena; a shard too damaged for that (the rebuild hit a
+    /// bound) is reset: its entries are dropped and the reset counted.
+    fn repair(&mut self) {
+        self.h.repairs = self.h.repairs.wrapping_add(1);
+        self.wake_everyone = true;
+        if cfg!(feature = "no-repair") {
+            return;
+        }
+        let (h, a) = (&mut *self.h, self.a);
+        let rebuilt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            repair::rebuild(h, a);
+        }));
+        if rebuilt.is_err() {
+            repair::reset(self.h, self.a);
+            self.h.resets = self.h.resets.wrapping_add(1);
+        }
+    }
+
     fn changed(&mut self, hash: u64) {
         if self.n_wakes < PENDING_WAKES {
             self.wakes[self.n_wakes] = hash;
@@ -551,6 +608,7 @@ impl Guard<'_> {
             evictions: self.h.evictions,
             expirations: self.h.expirations,
             repairs: self.h.repairs as u64,
+            resets: self.h.resets as u64,
         }
     }
 
