@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use common::*;
 use ephpm::keyspace::Keyspace;
-use ephpm::session::{Handler, OnTimeout, SessionError, Settings, lock_ttl};
+use ephpm::session::{
+    Handler, MAX_LOCK_SECONDS, OnTimeout, SessionError, Settings, lock_ttl, lock_wait,
+};
 
 const SETTINGS: Settings = Settings {
     locking: true,
@@ -189,7 +191,7 @@ fn lazy_write_touch_keeps_the_data_and_renews_its_lifetime() {
 #[test]
 fn a_created_id_is_never_one_in_use() {
     let (_d, space) = space();
-    let h = Handler::new(space, SETTINGS);
+    let mut h = Handler::new(space, SETTINGS);
     let mut ids = vec![b"taken".to_vec(), b"taken".to_vec(), b"fresh".to_vec()].into_iter();
     assert_eq!(
         h.create_id(|| ids.next(), 1440).unwrap(),
@@ -203,6 +205,60 @@ fn a_created_id_is_never_one_in_use() {
         h.create_id(|| Some(b"taken".to_vec()), 1440),
         Err(SessionError::NoFreeId(16))
     ));
+}
+
+/// PHP checks a new id with validate_sid right after create_sid (session_create_id()
+/// while a session is active, session_regenerate_id() in strict mode): the handler's
+/// own reservation is no collision, or PHP fails or retries, leaving reservations
+/// behind; for every other handler the id is taken.
+#[test]
+fn its_own_new_id_is_no_collision_for_a_handler_but_is_taken_for_others() {
+    let (_d, space) = space();
+    let mut h = Handler::new(space.clone(), SETTINGS);
+    let other = Handler::new(space.clone(), SETTINGS);
+    let id = h
+        .create_id(|| Some(b"new".to_vec()), 1440)
+        .unwrap()
+        .unwrap();
+    assert!(!h.exists(&id).unwrap());
+    assert!(other.exists(&id).unwrap());
+    // Once closed, or written, it is a session like any other for its handler too.
+    h.close();
+    assert!(h.exists(&id).unwrap());
+    let id = h
+        .create_id(|| Some(b"new2".to_vec()), 1440)
+        .unwrap()
+        .unwrap();
+    read(&mut h, &id);
+    h.write(&id, b"n|i:1;", 1440).unwrap();
+    assert!(h.exists(&id).unwrap());
+}
+
+/// Settings from php.ini or an options array can say anything: waits and TTLs are
+/// bounded so that a clock can add them, NaN and negatives wait 0, and a lifetime of
+/// i64::MAX seconds (session.gc_maxlifetime) is stored and read back.
+#[test]
+fn lock_waits_ttls_and_lifetimes_are_bounded() {
+    let max = Duration::from_secs(u64::from(MAX_LOCK_SECONDS));
+    assert_eq!(lock_wait(f64::NAN), Duration::ZERO);
+    assert_eq!(lock_wait(-1.0), Duration::ZERO);
+    assert_eq!(lock_wait(2.5), Duration::from_millis(2500));
+    assert_eq!(lock_wait(1e20), max);
+    assert_eq!(lock_wait(f64::INFINITY), max);
+    assert_eq!(lock_ttl(1e20, 0.0), max);
+    assert_eq!(lock_ttl(f64::NAN, f64::NAN), Duration::from_secs(30));
+    let (_d, space) = space();
+    let longest = Settings {
+        lock_ttl: max,
+        lock_wait: max,
+        ..SETTINGS
+    };
+    let mut h = Handler::new(space.clone(), longest);
+    read(&mut h, b"long");
+    h.write(b"long", b"x", i64::MAX).unwrap();
+    h.touch(b"long", b"x", i64::MAX).unwrap();
+    assert!(h.close());
+    assert_eq!(read(&mut Handler::new(space, longest), b"long"), b"x");
 }
 
 #[test]
