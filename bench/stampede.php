@@ -242,7 +242,7 @@ exec('rm -rf ' . escapeshellarg($dir));
 $meta->clear();
 for ($h = 0; $h < $hosts; $h++) {
     foreach (['locks', 'cache'] as $what) {
-        @unlink('/dev/shm/ephpm.' . posix_getuid_or_0() . '.' . substr(host_store($what, $h), 6));
+        @unlink('/dev/shm/ephpm-' . posix_getuid_or_0() . '/' . substr(host_store($what, $h), 6));
     }
 }
 

@@ -20,7 +20,7 @@ $out = $run([...$php, '-d', 'ephpm.cluster.allow_insecure_no_auth=1', '-d', "eph
     '$kv = new Ephpm\Kv("cluster://' . $name . '?timeout=1"); for ($i = 0; $i < 100; $i++) { try { $kv->set("k", 1); echo "served\n"; break; } catch (Ephpm\StoreUnavailable) { usleep(50000); } }');
 echo 'insecure node serves: ', var_export(str_contains($out, 'served'), true), "\n";
 echo 'and warns loudly: ', var_export(str_contains($out, 'WITHOUT AUTHENTICATION OR ENCRYPTION'), true), "\n";
-foreach (glob("/dev/shm/ephpm.*.$name.cluster*") as $f) { unlink($f); }
+foreach (glob("/dev/shm/ephpm-*/$name.cluster*") as $f) { unlink($f); }
 --EXPECT--
 startup warning: true
 exception: true

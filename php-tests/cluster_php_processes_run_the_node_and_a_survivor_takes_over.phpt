@@ -43,7 +43,7 @@ echo 'it is the other process: ', var_export($serves($other), true), "\n";
 echo 'the value is still there: ', var_export($kv->get('kept'), true), "\n";
 // A holder that exits normally gives the lease up at module shutdown and takes its
 // socket away (a killed one leaves both to expire).
-$socket = glob("/dev/shm/ephpm.*.$name.cluster.sock");
+$socket = glob("/dev/shm/ephpm-*/$name.cluster.sock");
 fclose($pipes[$other][0]);
 proc_close($workers[$other]);
 echo 'the socket was there: ', var_export(count($socket) === 1, true), "\n";
@@ -56,7 +56,7 @@ try {
 } catch (Ephpm\StoreUnavailable $e) {
     echo get_class($e), "\n";
 }
-foreach (glob("/dev/shm/ephpm.*.$name.cluster*") as $f) { unlink($f); }
+foreach (glob("/dev/shm/ephpm-*/$name.cluster*") as $f) { unlink($f); }
 --EXPECT--
 a node serves the host: true
 exactly one runs the node: true

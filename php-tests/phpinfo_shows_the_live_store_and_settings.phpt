@@ -20,14 +20,14 @@ $start = strpos($info, "\nephpm\n");
 $section = substr($info, $start, strpos($info, "\n\n", strpos($info, 'ephpm.store_name', $start)) - $start);
 foreach (explode("\n", $section) as $line) {
     if (str_contains($line, '=>')) {
-        echo preg_replace('~/dev/shm/ephpm\.\d+\.~', '/dev/shm/ephpm.UID.', $line), "\n";
+        echo preg_replace('~/dev/shm/ephpm-\d+/~', '/dev/shm/ephpm-UID/', $line), "\n";
     }
 }
 --EXPECTF--
 ephpm support => enabled
 version => %s
 default store (ephpm.dsn) => shm://
-backend => shm (/dev/shm/ephpm.UID.phpt_info, 2097152 bytes, 16 shards)
+backend => shm (/dev/shm/ephpm-UID/phpt_info, 2097152 bytes, 16 shards)
 memory size => 2097152
 memory used => %d
 entries => 1
@@ -37,6 +37,7 @@ misses => 1
 evictions => 0
 expirations => 0
 repairs after a crash => 0
+shards reset (too damaged to repair) => 0
 Directive => Local Value => Master Value
 ephpm.cluster.allow_insecure_no_auth => 0 => 0
 ephpm.cluster.data_addr => no value => no value
@@ -55,5 +56,6 @@ ephpm.session.lock_timeout => warn => warn
 ephpm.session.lock_ttl => 0 => 0
 ephpm.session.lock_wait => 30 => 30
 ephpm.session.locking => 1 => 1
+ephpm.shm_dir => /dev/shm => /dev/shm
 ephpm.shm_size => 2M => 2M
 ephpm.store_name => phpt_info => phpt_info

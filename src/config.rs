@@ -1,7 +1,8 @@
 //! The settings a process runs with (from the `ephpm.*` ini entries), and the parsing of
 //! their values. No PHP types here: the php layer reads the ini and builds a `Config`.
 
-/// Settings read once at module startup.
+/// The settings a store is opened with: the `ephpm.*` entries as they are when it is
+/// opened (an FPM pool's `php_admin_value` included), the cluster's as at startup.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// `ephpm.dsn`: the store a `new Ephpm\Kv()` without a DSN uses.
@@ -10,6 +11,8 @@ pub struct Config {
     pub store_name: String,
     /// `ephpm.shm_size`, in bytes.
     pub shm_size: u64,
+    /// `ephpm.shm_dir`: where each user's private directory of segments is made.
+    pub shm_dir: String,
     /// `ephpm.compress_threshold`, in bytes (0 = never compress).
     pub compress_threshold: u64,
     /// `ephpm.cluster.*`.
@@ -64,6 +67,7 @@ impl Default for Config {
             dsn: "shm://".into(),
             store_name: "default".into(),
             shm_size: 64 << 20,
+            shm_dir: "/dev/shm".into(),
             compress_threshold: 64 << 10,
             cluster: ClusterSettings::default(),
         }

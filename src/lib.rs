@@ -44,7 +44,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
         .request_shutdown_function(php::request_shutdown)
         .shutdown_function(php::shutdown)
         .info_function(php::info::module_info);
-    php::functions::register(
+    php::admin::register(php::functions::register(
         module
             .class::<php::kv::Kv>()
             .class::<php::lock::Lock>()
@@ -52,5 +52,5 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
             .class::<php::memo_lock::MemoLock>()
             .class::<php::stale_cache::StaleCache>()
             .class::<php::session::SessionHandler>(),
-    )
+    ))
 }

@@ -44,7 +44,7 @@ master=$!
 cleanup() {
     kill -QUIT "$master" 2>/dev/null; wait "$master" 2>/dev/null
     [ -f "$tmp/redis.pid" ] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null && sleep 0.1
-    rm -rf "$tmp" "/dev/shm/ephpm.$(id -u).$store" "/dev/shm/ephpm.$(id -u).$store".cluster*
+    rm -rf "$tmp" "/dev/shm/ephpm-$(id -u)/$store" "/dev/shm/ephpm-$(id -u)/$store".cluster*
 }
 trap cleanup EXIT
 for _ in $(seq 100); do [ -S "$tmp/fpm.sock" ] && break; sleep 0.05; done

@@ -30,7 +30,7 @@ start_cluster() {
         [ -z "$seed" ] && seed="--seed 127.0.0.1:$port"
     done
     for i in $(seq "$n"); do
-        for _ in $(seq 200); do [ -S "/dev/shm/ephpm.$(id -u).$name-$i.cluster.sock" ] && break; sleep 0.05; done
+        for _ in $(seq 200); do [ -S "/dev/shm/ephpm-$(id -u)/$name-$i.cluster.sock" ] && break; sleep 0.05; done
     done
     for _ in $(seq 200); do
         grep -q "members now $(seq -f 'node-%g' -s ', ' "$n")\$" "$dir/node-1.log" && break
@@ -42,7 +42,7 @@ start_cluster() {
 stop_cluster() {
     local f
     for f in "$1"/node-*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
-    rm -f /dev/shm/ephpm."$(id -u)"."$2"-*
+    rm -f /dev/shm/ephpm-"$(id -u)"/"$2"-*
 }
 # run_generic_phpts SO LABEL DSN...: the backend-generic .phpt tests, each with
 # ephpm.dsn set to the next DSN in turn followed by "prefix=TEST:" (the DSN ends in ? or

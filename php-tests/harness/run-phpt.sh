@@ -11,12 +11,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 run_tests="$(php-config --extension-dir)/build/run-tests.php"
 export EPHPM_SO="$so" NO_INTERACTION=1
 log=$(mktemp)
-rm -f /dev/shm/ephpm."$(id -u)".phpt_*   # segments an interrupted run left behind
+rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*   # segments an interrupted run left behind
 # shellcheck disable=SC2086 # PHPT_INI is a list of words
 php -n "$run_tests" -q -n -p "$(command -v php)" -d "extension=$so" ${PHPT_INI:-} "$@" 2>&1 | tee "$log" \
     | grep -E '^(PASS|FAIL|SKIP|BORK)' || true
 count() { sed -n "s/^Tests $1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }
 passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
 warned=$(count warned); borked=$(grep -c '^BORK' "$log" || true)
-rm -f "$log" /dev/shm/ephpm."$(id -u)".phpt_*
+rm -f "$log" /dev/shm/ephpm-"$(id -u)"/phpt_*
 echo "phpt: ${passed:-0} passed, $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) failed, ${skipped:-0} skipped"

@@ -13,8 +13,11 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
     info_table_row!("ephpm support", "enabled");
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
     info_table_row!("default store (ephpm.dsn)", c.dsn.as_str());
-    match super::open_keyspace(None, b"").and_then(|s| Ok((s.store().describe(), s.stats()?))) {
-        Ok((describe, st)) => {
+    let opened = crate::store::open_existing(&c.dsn, &c)
+        .and_then(|s| s.map(|s| Ok((s.describe(), s.stats()?))).transpose());
+    match opened {
+        Ok(None) => info_table_row!("backend", "not created yet (made by the first use)"),
+        Ok(Some((describe, st))) => {
             info_table_row!("backend", describe.as_str());
             // A Redis without maxmemory reports 0: no limit of its own.
             let size = match st.memory_size {
@@ -30,6 +33,10 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
             info_table_row!("evictions", st.evictions.to_string().as_str());
             info_table_row!("expirations", st.expirations.to_string().as_str());
             info_table_row!("repairs after a crash", st.repairs.to_string().as_str());
+            info_table_row!(
+                "shards reset (too damaged to repair)",
+                st.resets.to_string().as_str()
+            );
         }
         Err(e) => info_table_row!("store error", e.to_string().as_str()),
     }

@@ -1,11 +1,12 @@
 //! The `ephpm.*` ini entries, in one table with their defaults and scope, and the
-//! `Config` they are read into once at module startup.
+//! `Config` they are read into.
 //!
 //! | entry | default | scope | meaning |
 //! |---|---|---|---|
-//! | `ephpm.dsn` | `shm://` | SYSTEM | the store `new Ephpm\Kv()` and the `ephpm_kv_*` functions use |
-//! | `ephpm.store_name` | `default` | SYSTEM | the name of the `shm://` store (one segment per user and name) |
-//! | `ephpm.shm_size` | `64M` | SYSTEM | size of a shm store's segment, in bytes (K/M/G shorthand) |
+//! | `ephpm.dsn` | `shm://` | PERDIR | the store `new Ephpm\Kv()` and the `ephpm_kv_*` functions use |
+//! | `ephpm.store_name` | `default` | PERDIR | the name of the `shm://` store (one segment per user and name) |
+//! | `ephpm.shm_size` | `64M` | SYSTEM | size of a shm store's segment when this process creates it (K/M/G shorthand) |
+//! | `ephpm.shm_dir` | `/dev/shm` | SYSTEM | where each user's private directory of segments is made |
 //! | `ephpm.compress_threshold` | `64K` | SYSTEM | values of at least this many bytes are lz4-compressed when it pays; 0 = never |
 //! | `ephpm.session.locking` | `1` | ALL | sessions are locked from read to close |
 //! | `ephpm.session.lock_ttl` | `0` | ALL | seconds a session lock lives; 0 = max_execution_time, or 30 when that is 0 |
@@ -23,8 +24,16 @@
 //! | `ephpm.cluster.gossip_interval` | `1000` | SYSTEM | milliseconds between gossip rounds |
 //! | `ephpm.cluster.push_writes` | `1` | SYSTEM | copy each write to every host before it returns; 0 = other hosts learn it by gossip |
 //!
-//! The session entries are read at every session open, so `ini_set()` before
-//! session_start() applies.
+//! Why these scopes: which store a script uses is the application's choice, so `ephpm.dsn`
+//! and `ephpm.store_name` are PERDIR (php.ini, an FPM pool's `php_value` or
+//! `php_admin_value`, `.user.ini`), never `ini_set()`: a store chosen at run time by code
+//! could be a store another application believes is its own. The size, the directory and
+//! compression are the operator's (SYSTEM: php.ini or `php_admin_value`). The session
+//! entries are per request (ALL). The store entries and the session entries are read
+//! when a store or a session is opened, never only at startup: an FPM pool applies its
+//! `php_admin_value`s in each worker after the master started, and they must take effect
+//! exactly as `ini_get()` reports them. The cluster entries are the host's node's and
+//! are read once at startup.
 
 use std::ffi::c_int;
 use std::sync::OnceLock;
@@ -37,10 +46,14 @@ use ext_php_rs::zend::{ExecutorGlobals, IniEntryDef, IniEntryDefs};
 use super::error::warn;
 use crate::config::{ClusterSettings, Config, parse_size};
 
-static ENTRIES: IniEntryDefs<20> = IniEntryDefs::new([
-    IniEntryDef::new(c"ephpm.dsn", c"shm://", IniEntryPermission::System),
-    IniEntryDef::new(c"ephpm.store_name", c"default", IniEntryPermission::System),
+/// php.ini, a pool's php_value/php_admin_value and .user.ini; never ini_set().
+const PERDIR: IniEntryPermission = IniEntryPermission::PerDir.union(IniEntryPermission::System);
+
+static ENTRIES: IniEntryDefs<21> = IniEntryDefs::new([
+    IniEntryDef::new(c"ephpm.dsn", c"shm://", PERDIR),
+    IniEntryDef::new(c"ephpm.store_name", c"default", PERDIR),
     IniEntryDef::new(c"ephpm.shm_size", c"64M", IniEntryPermission::System),
+    IniEntryDef::new(c"ephpm.shm_dir", c"/dev/shm", IniEntryPermission::System),
     IniEntryDef::new(
         c"ephpm.compress_threshold",
         c"64K",
@@ -120,29 +133,39 @@ unsafe extern "C" fn hide_value(entry: *mut zend_ini_entry, kind: c_int) {
     unsafe { php_printf(shown.as_ptr()) };
 }
 
-static CONFIG: OnceLock<Config> = OnceLock::new();
+static CLUSTER: OnceLock<ClusterSettings> = OnceLock::new();
 
-/// The settings this process runs with.
-pub fn config() -> &'static Config {
-    CONFIG.get_or_init(Config::default)
-}
-
-/// Registers the entries and reads them (MINIT). A value that cannot be parsed is
-/// reported and replaced by its default.
-pub fn register(module_number: i32) {
-    IniEntryDef::register(ENTRIES.as_slice(), module_number);
-    let values = ExecutorGlobals::get().ini_values();
-    let get = |name: &str| values.get(name).cloned().flatten().unwrap_or_default();
+/// The settings a store opened now gets: the store entries as `ini_get()` reports them
+/// now, the cluster's as read at startup. A size that cannot be parsed is reported and
+/// replaced by its default.
+pub fn config() -> Config {
     let defaults = Config::default();
-    let size = |name: &str, default: u64| {
-        let raw = get(name);
+    let size = |name: &std::ffi::CStr, default: u64| {
+        let raw = string(name);
         parse_size(&raw).unwrap_or_else(|| {
             warn(&format!(
-                "ephpm: {name}={raw:?} is not a size (like 64M); using the default"
+                "ephpm: {}={raw:?} is not a size (like 64M); using the default",
+                name.to_string_lossy()
             ));
             default
         })
     };
+    Config {
+        dsn: string(c"ephpm.dsn"),
+        store_name: string(c"ephpm.store_name"),
+        shm_size: size(c"ephpm.shm_size", defaults.shm_size),
+        shm_dir: string(c"ephpm.shm_dir"),
+        compress_threshold: size(c"ephpm.compress_threshold", defaults.compress_threshold),
+        cluster: CLUSTER.get().cloned().unwrap_or_default(),
+    }
+}
+
+/// Registers the entries and reads the cluster's (MINIT). A value that cannot be parsed
+/// is reported and replaced by its default.
+pub fn register(module_number: i32) {
+    IniEntryDef::register(ENTRIES.as_slice(), module_number);
+    let values = ExecutorGlobals::get().ini_values();
+    let get = |name: &str| values.get(name).cloned().flatten().unwrap_or_default();
     let flag = |name: &str| {
         matches!(
             get(name).trim().to_ascii_lowercase().as_str(),
@@ -188,14 +211,9 @@ pub fn register(module_number: i32) {
             warn(&format!("ephpm: the cluster node cannot run: {e}"));
         }
     }
-    let config = Config {
-        dsn: get("ephpm.dsn"),
-        store_name: get("ephpm.store_name"),
-        shm_size: size("ephpm.shm_size", defaults.shm_size),
-        compress_threshold: size("ephpm.compress_threshold", defaults.compress_threshold),
-        cluster,
-    };
-    let _ = CONFIG.set(config);
+    // The sizes are parsed now too, so that a bad one in php.ini is said at startup.
+    let _ = config();
+    let _ = CLUSTER.set(cluster);
 }
 
 /// The current value of an ini entry as a number (0 when unset or not a number).

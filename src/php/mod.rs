@@ -7,6 +7,7 @@
 //! - `stale_cache.rs` `Ephpm\StaleCache`, and the refreshes it defers past the response
 //! - `session.rs`    the save handler `ephpm` and `Ephpm\SessionHandler`
 //! - `functions.rs`  the ePHPm-compatible `ephpm_kv_*` functions
+//! - `admin.rs`      `ephpm_store_remove()`, the operator's resize or reset of a host store
 //! - `error.rs`      engine errors to PHP exceptions; `Ephpm\StoreException`, `Ephpm\StoreFull`
 //! - `convert.rs`    PHP values to engine values and back (PHP's serializer for arrays/objects)
 //! - `call.rs`       argument checking with PHP's own rules and wording
@@ -16,6 +17,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod admin;
 mod call;
 mod class;
 mod convert;
@@ -46,7 +48,7 @@ pub fn open_keyspace(dsn: Option<&[u8]>, prefix: &[u8]) -> store::Result<Keyspac
         })?,
         None => config.dsn.as_str(),
     };
-    let (store, warnings) = store::open(dsn, config)?;
+    let (store, warnings) = store::open(dsn, &config)?;
     for w in warnings {
         error::warn(&w);
     }

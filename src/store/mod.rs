@@ -260,12 +260,33 @@ pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)>
     }
 }
 
+/// Opens the store a DSN names only if it already exists: a host store (`shm://`,
+/// `cluster://`) whose segment nobody made yet is `None`, and nothing is created, nor a
+/// cluster node started. What `php --ri` and phpinfo() show, which must never make a
+/// segment as a side effect.
+pub fn open_existing(dsn: &str, config: &Config) -> Result<Option<Arc<dyn Store>>> {
+    let segment = match dsn::parse(dsn)? {
+        dsn::Dsn::Redis(_) => return open(dsn, config).map(|(s, _)| Some(s)),
+        dsn::Dsn::Shm { name } => shm_options(name, config)?,
+        dsn::Dsn::Cluster { name, .. } => {
+            crate::cluster::segment_options(&shm_options(name, config)?)
+        }
+    };
+    if segment.existing_path()?.is_none() {
+        return Ok(None);
+    }
+    let mut quiet = config.clone();
+    quiet.cluster.enabled = false;
+    open(dsn, &quiet).map(|(s, _)| Some(s))
+}
+
 /// The shm options of the host store `name` (default `ephpm.store_name`).
 fn shm_options(name: Option<String>, config: &Config) -> Result<shm::ShmOptions> {
     let name = name.unwrap_or_else(|| config.store_name.clone());
     dsn::valid_name(&name)?;
     Ok(shm::ShmOptions {
         compress_threshold: config.compress_threshold.min(usize::MAX as u64) as usize,
+        dir: config.shm_dir.clone().into(),
         ..shm::ShmOptions::new(&name, config.shm_size)
     })
 }

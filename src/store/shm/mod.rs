@@ -13,7 +13,10 @@
 //! - `clock.rs`, `constants.rs`
 
 // The demonstration feature returns early from the real implementations.
-#![cfg_attr(feature = "broken-atomicity", allow(unreachable_code))]
+#![cfg_attr(
+    any(feature = "broken-atomicity", feature = "no-lock-recovery"),
+    allow(unreachable_code, unused)
+)]
 
 mod alloc;
 mod arena;
@@ -93,8 +96,8 @@ pub enum ShmError {
     )]
     Unreadable { path: PathBuf, why: String },
     #[error(
-        "{path} is in use by another process; stop every process that uses this store \
-         (php-fpm pools, workers) before removing it",
+        "{path} is in use: a process maps it (this one too, if it opened the store); stop \
+         every process that uses this store (php-fpm pools, workers) before removing it",
         path = path.display()
     )]
     InUse { path: PathBuf },

@@ -196,6 +196,10 @@ impl Shard {
             // SAFETY: we hold `m`, acquired with OwnerDied.
             unsafe { mutex::mark_consistent(m) };
         }
+        #[cfg(feature = "no-lock-recovery")]
+        if h.needs_repair != 0 {
+            repair::rebuild(h, self.arena); // before the guard: what the wedge test catches
+        }
         // From here on the guard unlocks whatever happens, a panic in the repair included.
         let mut g = Guard {
             h,
