@@ -1,31 +1,61 @@
 #!/usr/bin/env bash
-# Another Unix user can neither open this user's store nor make it use a file it owns.
+# Another Unix user can neither open a user's store, nor deny it, nor make it use a
+# file or directory it controls: it plants a directory, a symlink and a file at the
+# predictable names first, and the victim still works, in a private directory of its
+# own; a squatter of every name gets an error naming its uid and the fix. Both users are
+# created by the test and removed at its end.
 #   php-tests/harness/user-suite.sh path/to/ephpm.so
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-other=ephpm-test-other
 if [ "$(id -u)" != 0 ]; then
-    skip "needs root to run a process as another user"; summary users; exit 0
+    skip "needs root to run processes as other users"; summary users; exit 0
 fi
-id "$other" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$other"
+victim=ephpm-test-victim; other=ephpm-test-other
+for u in "$victim" "$other"; do
+    id "$u" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$u"
+done
+vuid=$(id -u "$victim")
 tmp=$(mktemp -d); chmod 755 "$tmp"
 cp "$1" "$tmp/ephpm.so"; chmod 644 "$tmp/ephpm.so"
-store="users_$$"; squat="squat_$$"
-seg="/dev/shm/ephpm.$(id -u).$store"
-trap 'rm -rf "$tmp" "$seg" "/dev/shm/ephpm.$(id -u).$squat" "/dev/shm/ephpm.$(id -u "$other").$store"' EXIT
-php_as() { # php_as USER CODE
-    runuser -u "$1" -- php -n -d "extension=$tmp/ephpm.so" -d "ephpm.store_name=$store" -d ephpm.shm_size=2M -r "$2" 2>&1
+store="users_$$"
+cleanup() {
+    rm -rf "$tmp" /dev/shm/ephpm-"$vuid" /dev/shm/ephpm-"$vuid"-* /dev/shm/ephpm-"$(id -u "$other")"*
+    userdel "$victim" 2>/dev/null; userdel "$other" 2>/dev/null
+}
+trap cleanup EXIT
+php_as() { # php_as USER CODE [ini...]
+    local u=$1 code=$2; shift 2
+    runuser -u "$u" -- php -n -d "extension=$tmp/ephpm.so" -d "ephpm.store_name=$store" -d ephpm.shm_size=2M "$@" -r "$code" 2>&1
 }
 
-php_as root '(new Ephpm\Kv())->set("secret", "root only");'
-check "the segment is mode 0600" 600 "$(stat -c %a "$seg")"
-check "another user's Kv sees its own store, not this one" NULL \
-    "$(php_as "$other" 'var_export((new Ephpm\Kv())->get("secret"));')"
-check "another user cannot open this user's segment file" denied \
-    "$(php_as "$other" "echo @fopen('$seg', 'r') === false ? 'denied' : 'opened';")"
-# A file planted at this user's path by someone else is refused, never used.
-runuser -u "$other" -- sh -c "umask 0; : > /dev/shm/ephpm.$(id -u).$squat"
-check "a segment file owned by another uid is refused with StoreException" refused \
-    "$(php_as root "try { new Ephpm\Kv('shm://$squat'); echo 'used'; } catch (Ephpm\StoreException \$e) { echo str_contains(\$e->getMessage(), 'belongs to uid') ? 'refused' : \$e->getMessage(); }")"
+# The squatter goes first: a world-writable directory, a symlink to a directory it
+# owns, and a file, at the first three names of the victim's sequence.
+mkdir "$tmp/trap"; chown "$other" "$tmp/trap"; chmod 777 "$tmp/trap"
+runuser -u "$other" -- sh -c "umask 0; mkdir /dev/shm/ephpm-$vuid; \
+    ln -s $tmp/trap /dev/shm/ephpm-$vuid-1; : > /dev/shm/ephpm-$vuid-2"
+check "the victim's store works despite the planted names" "'secret'" \
+    "$(php_as "$victim" '$kv = new Ephpm\Kv(); $kv->set("k", "secret"); var_export($kv->get("k"));')"
+check "its segment is in the first name it owns, mode 0700, the file 0600" "$victim 700 600" \
+    "$(stat -c '%U %a' /dev/shm/ephpm-"$vuid"-3) $(stat -c %a /dev/shm/ephpm-"$vuid"-3/"$store")"
+check "nothing went into the squatter's directories" "0 0" \
+    "$(find /dev/shm/ephpm-"$vuid" -mindepth 1 | wc -l) $(find "$tmp/trap" -mindepth 1 | wc -l)"
+check "the squatter cannot open the victim's segment" denied \
+    "$(php_as "$other" "echo @fopen('/dev/shm/ephpm-$vuid-3/$store', 'r') === false ? 'denied' : 'opened';")"
+check "the squatter's own Kv sees its own store, not the victim's" NULL \
+    "$(php_as "$other" 'var_export((new Ephpm\Kv())->get("k"));')"
+# Sessions and MemoLock of the victim work too.
+check "the victim's MemoLock and native sessions work" "locked 1" \
+    "$(php_as "$victim" '$l = (new Ephpm\MemoLock(new Ephpm\Kv()))->acquire("x"); ini_set("session.save_handler", "ephpm"); ini_set("session.use_cookies", 0); session_start(); $_SESSION["n"] = 1; session_write_close(); echo $l ? "locked" : "not locked", " ", count($_SESSION);')"
+
+# Every name of the sequence squatted: an error that names the squatter and the fix,
+# and the fix (a directory of the victim's own) works.
+rm -rf /dev/shm/ephpm-"$vuid"-3
+runuser -u "$other" -- sh -c "for i in \$(seq 3 63); do mkdir /dev/shm/ephpm-$vuid-\$i; done"
+out=$(php_as "$victim" 'try { new Ephpm\Kv(); echo "opened"; } catch (Ephpm\StoreException $e) { echo $e->getMessage(); }')
+check "all names squatted: the error names the squatter's uid and ephpm.shm_dir" yes \
+    "$(echo "$out" | grep -q "by uid $(id -u "$other")" && echo "$out" | grep -q "ephpm.shm_dir" && echo yes || echo "$out")"
+mkdir "$tmp/victim-shm"; chown "$victim" "$tmp/victim-shm"; chmod 700 "$tmp/victim-shm"
+check "with ephpm.shm_dir set to its own directory the victim works again" "'ok'" \
+    "$(php_as "$victim" '$kv = new Ephpm\Kv(); $kv->set("k", "ok"); var_export($kv->get("k"));' -d "ephpm.shm_dir=$tmp/victim-shm")"
 summary users
