@@ -20,7 +20,7 @@ tmp=$(mktemp -d); chmod 755 "$tmp"
 cp "$1" "$tmp/ephpm.so"; chmod 644 "$tmp/ephpm.so"
 store="users_$$"
 cleanup() {
-    rm -rf "$tmp" /dev/shm/ephpm-"$vuid" /dev/shm/ephpm-"$vuid"-* /dev/shm/ephpm-"$(id -u "$other")"*
+    rm -rf "$tmp" /dev/shm/ephpm-"$vuid" /dev/shm/ephpm-"$vuid"-* /dev/shm/ephpm."$vuid"."$store" /dev/shm/ephpm-"$(id -u "$other")"*
     userdel "$victim" 2>/dev/null; userdel "$other" 2>/dev/null
 }
 trap cleanup EXIT
@@ -30,10 +30,11 @@ php_as() { # php_as USER CODE [ini...]
 }
 
 # The squatter goes first: a world-writable directory, a symlink to a directory it
-# owns, and a file, at the first three names of the victim's sequence.
+# owns, and a file, at the first three names of the victim's sequence, and a file at
+# the name earlier builds used (/dev/shm/ephpm.UID.STORE), which denied those builds.
 mkdir "$tmp/trap"; chown "$other" "$tmp/trap"; chmod 777 "$tmp/trap"
 runuser -u "$other" -- sh -c "umask 0; mkdir /dev/shm/ephpm-$vuid; \
-    ln -s $tmp/trap /dev/shm/ephpm-$vuid-1; : > /dev/shm/ephpm-$vuid-2"
+    ln -s $tmp/trap /dev/shm/ephpm-$vuid-1; : > /dev/shm/ephpm-$vuid-2; : > /dev/shm/ephpm.$vuid.$store"
 check "the victim's store works despite the planted names" "'secret'" \
     "$(php_as "$victim" '$kv = new Ephpm\Kv(); $kv->set("k", "secret"); var_export($kv->get("k"));')"
 check "its segment is in the first name it owns, mode 0700, the file 0600" "$victim 700 600" \
