@@ -6,7 +6,7 @@ ephpm
 <?php
 // Load the stub under other names beside the real extension, then compare by reflection.
 $src = file_get_contents(__DIR__ . '/../stubs/ephpm.stub.php');
-$src = str_replace(['namespace Ephpm {', 'function ephpm_kv_'], ['namespace EphpmStub {', 'function ephpmstub_kv_'], $src);
+$src = str_replace(['namespace Ephpm {', 'function ephpm_'], ['namespace EphpmStub {', 'function ephpmstub_'], $src);
 eval('?>' . $src);
 
 function type_of(?ReflectionType $t): ?string { return $t === null ? null : str_replace('EphpmStub\\', 'Ephpm\\', (string)$t); }
@@ -77,4 +77,4 @@ foreach ($stubFunctions as $f) {
 }
 echo $problems ? implode("\n", $problems) . "\n" : sprintf("stub and extension agree: %d classes, %d methods, %d functions\n", count($classes), $methods, count($functions));
 --EXPECT--
-stub and extension agree: 10 classes, 44 methods, 14 functions
+stub and extension agree: 10 classes, 44 methods, 15 functions

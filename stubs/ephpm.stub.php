@@ -545,4 +545,15 @@ namespace {
      *         null when the key is gone), or false at the timeout.
      */
     function ephpm_kv_wait(string $key, int $last_version, int $timeout_ms): array|false {}
+
+    /**
+     * Removes a host store's segment (`ephpm.store_name` when $name is null), so that the
+     * next process makes it anew at its own `ephpm.shm_size`: how an operator resizes or
+     * resets a store. A store in use is never replaced behind its users' backs, so this
+     * refuses while any process maps it (this one included, if it opened the store).
+     *
+     * @return bool true when a segment was removed, false when there was none.
+     * @throws \Ephpm\StoreException while the store is in use.
+     */
+    function ephpm_store_remove(?string $name = null): bool {}
 }
