@@ -60,7 +60,8 @@ install: build
 	done; true
 
 # Shows that the concurrency and crash tests can fail: with the guarantees switched off
-# (cargo features broken-atomicity, no-repair, and no-owner-routing for the cluster)
+# (cargo features broken-atomicity, no-repair, no-lock-recovery, and no-owner-routing for
+# the cluster)
 # they must fail, and this target succeeds only if they do. The cluster's broken build
 # goes to target/broken, so that target/release/ephpm-node stays the real one.
 prove-tests-can-fail: deps
@@ -70,6 +71,7 @@ prove-tests-can-fail: deps
 	! cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
 	! cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
 	! cargo test --release --no-default-features --features no-repair --test shm_crash
+	! cargo test --release --target-dir target/broken --no-default-features --features no-lock-recovery --test shm_scribble scribbled_bytes
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
 	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
