@@ -457,8 +457,9 @@ fn apply_options(
 }
 
 /// `__construct(?Ephpm\Kv $store = null, ?array $options = null)`: options `locking`,
-/// `lock_ttl`, `lock_wait` (seconds), `lock_timeout` (`warn`|`fail`), `lifetime`
-/// (seconds; default `session.gc_maxlifetime`); the rest from `ephpm.session.*`.
+/// `lock_ttl`, `lock_wait` (seconds, 0 to `MAX_LOCK_SECONDS`; a `lock_ttl` of 0 means
+/// what the ini's does), `lock_timeout` (`warn`|`fail`), `lifetime` (seconds; default
+/// `session.gc_maxlifetime`); the rest from `ephpm.session.*`.
 fn construct(ex: &mut ExecuteData) -> ConstructorResult<SessionHandler> {
     let Some(c) = Call::new(ex, 0, 2) else {
         return ConstructorResult::ArgError;
