@@ -48,7 +48,7 @@ var_dump(ephpm_kv_set('fn', random_bytes(2 << 20)));
 empty key: ValueError: Ephpm\Kv::get(): Argument #1 ($key) cannot be empty
 key over 64 KiB: ValueError: Ephpm\Kv::set(): Argument #1 ($key) must not be longer than 65536 bytes
 array key: TypeError: Ephpm\Kv::get(): Argument #1 ($key) must be of type string, array given
-negative ttl: ValueError: Ephpm\Kv::set(): Argument #3 ($ttl) must be greater than or equal to 0
+negative ttl: ValueError: Ephpm\Kv::set(): Argument #3 ($ttl) must be between 0 and 1000000000
 NAN ttl: ValueError: Ephpm\Kv::set(): Argument #3 ($ttl) must be a finite number
 string ttl: TypeError: Ephpm\Kv::set(): Argument #3 ($ttl) must be of type int|float, string given
 no arguments: ArgumentCountError: Ephpm\Kv::get() expects at least 1 argument, 0 given
@@ -66,7 +66,7 @@ tls ca missing: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not u
 bad redis parameter: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "redis://:***@127.0.0.1?colour=blue": unknown parameter "colour"
 bad redis timeout: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "unix:///run/redis.sock?timeout=-1": timeout must be a number of seconds above 0 and at most 3600, not "-1"
 function empty key: ValueError: ephpm_kv_set(): Argument #1 ($key) cannot be empty
-function wait negative: ValueError: ephpm_kv_wait(): Argument #3 ($timeout_ms) must be greater than or equal to 0
+function wait negative: ValueError: ephpm_kv_wait(): Argument #3 ($timeout_ms) must be between 0 and 1000000000000
 string(3) "old"
 
 Warning: ephpm_kv_set(): the store has no room for this value (%d bytes needed, one shard holds %d) even after evicting everything that may be evicted in %s on line %d

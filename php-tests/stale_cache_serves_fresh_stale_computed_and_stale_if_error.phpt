@@ -141,9 +141,9 @@ array(2) {
 string(10) "not stored"
 bool(false)
 -- bad arguments
-ValueError: Ephpm\StaleCache::get(): Argument #3 ($ttl) must be a finite number greater than 0
+ValueError: Ephpm\StaleCache::get(): Argument #3 ($ttl) must be greater than 0 and less than or equal to 1000000000
 ValueError: Ephpm\StaleCache::get(): Argument #1 ($key) cannot be empty
 TypeError: Ephpm\StaleCache::get(): Argument #2 ($compute) must be a valid callback, string given
-ValueError: Ephpm\StaleCache: the $ttl set by the compute callable for "q" must be a number greater than or equal to 0, string given
-ValueError: Ephpm\StaleCache::__construct(): Argument #2 ($staleSeconds) must be greater than or equal to 0
+ValueError: Ephpm\StaleCache: the $ttl set by the compute callable for "q" must be a number between 0 and 1000000000, string given
+ValueError: Ephpm\StaleCache::__construct(): Argument #2 ($staleSeconds) must be between 0 and 1000000000
 TypeError: Ephpm\StaleCache::__construct(): Argument #4 ($lock) must be of type ?Ephpm\MemoLock, stdClass given

@@ -82,18 +82,41 @@ pub fn value_error(arg_num: u32, message: &str) {
     unsafe { ffi::zend_argument_value_error(arg_num, c"%s".as_ptr(), msg.as_ptr()) };
 }
 
-/// A TTL argument, validated: `None` for 0 (no expiry).
+/// The longest duration any argument may ask for, in seconds (about 31.7 years, as the
+/// session handler's options): far beyond any real TTL or wait, and small enough that
+/// no deadline computed from it (`Instant::now() + d`, a store's expiry) can overflow.
+pub const MAX_SECONDS: i64 = 1_000_000_000;
+/// The same limit for the arguments counted in milliseconds.
+pub const MAX_MS: i64 = MAX_SECONDS * 1000;
+
+/// Throws PHP's ValueError "must be between `min` and `max`" for argument `arg_num`.
+pub fn range_error(arg_num: u32, min: i64, max: i64) {
+    value_error(arg_num, &format!("must be between {min} and {max}"));
+}
+
+/// Seconds as a Duration, when `seconds` is finite and within `0..=MAX_SECONDS`:
+/// `Duration::from_secs_f64` panics on NaN, a negative or an overflow, this never does.
+pub fn seconds_within_limit(seconds: f64) -> Option<std::time::Duration> {
+    if seconds.is_finite() && (0.0..=MAX_SECONDS as f64).contains(&seconds) {
+        std::time::Duration::try_from_secs_f64(seconds).ok()
+    } else {
+        None
+    }
+}
+
+/// A TTL argument in seconds, validated: `None` for 0 (no expiry).
 pub fn ttl_from_seconds(seconds: f64, arg_num: u32) -> Option<Option<std::time::Duration>> {
     if !seconds.is_finite() {
         value_error(arg_num, "must be a finite number");
-        None
-    } else if seconds < 0.0 {
-        value_error(arg_num, "must be greater than or equal to 0");
-        None
-    } else if seconds == 0.0 {
-        Some(None)
-    } else {
-        Some(Some(std::time::Duration::from_secs_f64(seconds.min(1e12))))
+        return None;
+    }
+    match seconds_within_limit(seconds) {
+        Some(d) if d.is_zero() => Some(None),
+        Some(d) => Some(Some(d)),
+        None => {
+            range_error(arg_num, 0, MAX_SECONDS);
+            None
+        }
     }
 }
 
@@ -192,6 +215,32 @@ impl<'a> Call<'a> {
             self.type_error(i, ffi::Z_EXPECTED_LONG);
         }
         None
+    }
+
+    /// An `int` argument within `min..=max`, or `default` when absent; PHP's ValueError
+    /// "must be between" otherwise.
+    pub fn long_within(&self, i: u32, default: i64, min: i64, max: i64) -> Option<i64> {
+        let n = self.long_or(i, default)?;
+        if (min..=max).contains(&n) {
+            Some(n)
+        } else {
+            range_error(i + 1, min, max);
+            None
+        }
+    }
+
+    /// A duration argument in milliseconds within `min..=MAX_MS`, or `default` when absent.
+    pub fn millis_or(&self, i: u32, default: i64, min: i64) -> Option<std::time::Duration> {
+        let ms = self.long_within(i, default, min, MAX_MS)?;
+        // In range, so not negative.
+        Some(std::time::Duration::from_millis(ms.unsigned_abs()))
+    }
+
+    /// A duration argument in whole seconds within `0..=MAX_SECONDS`, or `default` when
+    /// absent.
+    pub fn seconds_or(&self, i: u32, default: i64) -> Option<std::time::Duration> {
+        let s = self.long_within(i, default, 0, MAX_SECONDS)?;
+        Some(std::time::Duration::from_secs(s.unsigned_abs()))
     }
 
     /// An `int|float` argument as seconds, or `default` when absent.

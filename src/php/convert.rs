@@ -99,9 +99,57 @@ fn serialize(zv: &Zval) -> Option<ZBox<ZendStr>> {
 }
 
 /// Strings of at least this many bytes are copied once, from the store straight into a
-/// new PHP string, while the store holds its lock; smaller ones are copied to the
-/// scratch buffer first, which costs less than guarding the allocation.
+/// new PHP string, while the store holds its lock (when PHP's memory certainly has room
+/// for it, see `room_for_string`); smaller ones are copied to the scratch buffer first,
+/// which costs less than guarding the allocation.
 const DIRECT_COPY: usize = 2048;
+
+/// Zend's allocator (Zend/zend_alloc.h): memory comes in chunks of 2 MiB cut into pages
+/// of 4 KiB; a block larger than a chunk less a page is "huge", mapped by itself and
+/// rounded up to whole pages. A zend_string adds a 24-byte header and a NUL.
+const ZEND_MM_CHUNK_SIZE: usize = 2 << 20;
+const ZEND_MM_PAGE_SIZE: usize = 4096;
+const ZSTR_OVERHEAD: usize = 24 + 1;
+
+/// Whether PHP's memory_limit leaves room for a new PHP string of `len` bytes.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Room {
+    /// Certainly: the allocation cannot hit the limit.
+    Certain,
+    /// Probably: it fits, unless it needs a new chunk the limit has no room for; allocate
+    /// it only where a fatal error would hold no lock.
+    Probable,
+    /// No: allocating it would end the request with a fatal error.
+    None { left: usize },
+}
+
+/// How `room_for_string(len)` stands, from memory_limit and what the request's heap
+/// already holds. The allocator compares the limit with its *real* size (whole chunks and
+/// huge blocks, `zend_memory_usage(true)`), which is never below the bytes in use.
+pub fn room_for_string(len: usize) -> Room {
+    let limit = ext_php_rs::zend::ProcessGlobals::get().memory_limit;
+    // -1 (no limit) or an unset limit: the allocator grants anything.
+    let Ok(limit) = usize::try_from(limit) else {
+        return Room::Certain;
+    };
+    // SAFETY: reads the current heap's counters; called inside a request.
+    let used = unsafe { ffi::zend_memory_usage(true) };
+    let left = limit.saturating_sub(used);
+    let block = len
+        .saturating_add(ZSTR_OVERHEAD)
+        .next_multiple_of(ZEND_MM_PAGE_SIZE);
+    if block > left {
+        Room::None { left }
+    } else if block > ZEND_MM_CHUNK_SIZE - ZEND_MM_PAGE_SIZE
+        || block.saturating_add(ZEND_MM_CHUNK_SIZE) <= left
+    {
+        // A huge block is checked against the limit by its own size, which fits; anything
+        // smaller needs at most one new chunk, which fits too.
+        Room::Certain
+    } else {
+        Room::Probable
+    }
+}
 
 /// What a read left to do once the store's lock is released.
 enum Landed {
@@ -110,29 +158,42 @@ enum Landed {
     /// The value's bytes, copied into the scratch buffer.
     Str(Vec<u8>),
     Serialized(Vec<u8>),
-    /// Allocating the PHP string hit the memory limit: PHP's fatal error must go on.
+    /// A string of this many bytes that PHP's memory_limit has no room for: not copied.
+    TooLarge {
+        len: usize,
+        left: usize,
+    },
+    /// Allocating the PHP string hit the memory limit after all: PHP's fatal error must
+    /// go on.
     Bailout,
 }
 
 /// Lands a value shown under the store's lock. Nothing here may longjmp out while the
-/// lock is held: the one PHP allocation runs inside `try_catch`, which turns the
-/// engine's bailout (memory_limit exhausted) into a value, re-raised after the lock is
-/// released.
+/// lock is held: a string is allocated here only when memory_limit certainly has room
+/// for it (else it is copied to the scratch buffer, or refused), and that allocation
+/// runs inside `try_catch`, which turns an engine bailout into a value, re-raised after
+/// the lock is released.
 fn land(p: Value<'_>, out: &mut Zval) -> Landed {
     match p {
-        Value::Str(b) if b.len() >= DIRECT_COPY => match try_catch(|| ZendStr::new(b, false)) {
-            Ok(s) => {
-                out.set_zend_string(s);
-                Landed::Done
+        Value::Str(b) => match room_for_string(b.len()) {
+            Room::None { left } => Landed::TooLarge { len: b.len(), left },
+            Room::Certain if b.len() >= DIRECT_COPY => match try_catch(|| ZendStr::new(b, false)) {
+                Ok(s) => {
+                    out.set_zend_string(s);
+                    Landed::Done
+                }
+                Err(_) => Landed::Bailout,
+            },
+            _ => {
+                let mut buf = take_scratch();
+                p.copy_into(&mut buf);
+                Landed::Str(buf)
             }
-            Err(_) => Landed::Bailout,
         },
-        Value::Str(_) | Value::Serialized(_) => {
+        Value::Serialized(_) => {
             let mut buf = take_scratch();
-            match p.copy_into(&mut buf) {
-                Fetched::Str => Landed::Str(buf),
-                _ => Landed::Serialized(buf),
-            }
+            p.copy_into(&mut buf);
+            Landed::Serialized(buf)
         }
         Value::Int(n) => {
             out.set_long(n);
@@ -153,14 +214,26 @@ fn land(p: Value<'_>, out: &mut Zval) -> Landed {
     }
 }
 
-/// Reads `key` into `out`. `Ok(false)` when it is absent, or when a stored array or
-/// object could not be unserialized (a warning has been raised).
-pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Result<bool> {
+/// The outcome of `fetch`.
+#[derive(Debug, PartialEq)]
+pub enum Fetch {
+    /// `out` holds the value.
+    Hit,
+    /// The key is absent, or a stored array or object could not be unserialized (a
+    /// warning has been raised, or its exception is pending).
+    Miss,
+    /// The value is a string of `len` bytes, more than PHP's memory_limit leaves room for
+    /// (`left` bytes): it was not copied.
+    TooLarge { len: usize, left: usize },
+}
+
+/// Reads `key` into `out`.
+pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Result<Fetch> {
     let mut landed = Landed::Done;
     if space.read(key, &mut |p| landed = land(p, out))?.is_none() {
-        return Ok(false);
+        return Ok(Fetch::Miss);
     }
-    Ok(match landed {
+    let ok = match landed {
         Landed::Done => true,
         Landed::Str(buf) => {
             let ok = from_value(Value::Str(&buf), out);
@@ -172,10 +245,12 @@ pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Resu
             give_back(buf);
             ok
         }
+        Landed::TooLarge { len, left } => return Ok(Fetch::TooLarge { len, left }),
         // SAFETY: no lock is held any more, and no frame between here and the handler
         // owns anything that needs dropping.
         Landed::Bailout => unsafe { bailout() },
-    })
+    };
+    Ok(if ok { Fetch::Hit } else { Fetch::Miss })
 }
 
 /// Converts an engine value to PHP into `out`; false when a stored array or object could
@@ -261,12 +336,13 @@ fn unserialize(bytes: &[u8]) -> Option<Zval> {
 }
 
 /// A fetched value as the string ePHPm's functions return.
-pub fn to_php_string(value: Fetched, bytes: &[u8]) -> Vec<u8> {
+pub fn to_php_string(value: Fetched, bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    use std::borrow::Cow;
     match value {
-        Fetched::Str | Fetched::Serialized => bytes.to_vec(),
-        Fetched::Int(n) => n.to_string().into_bytes(),
-        Fetched::Float(x) => x.to_string().into_bytes(),
-        Fetched::Bool(true) => b"1".to_vec(),
-        Fetched::Bool(false) | Fetched::Null => Vec::new(),
+        Fetched::Str | Fetched::Serialized => Cow::Borrowed(bytes),
+        Fetched::Int(n) => Cow::Owned(n.to_string().into_bytes()),
+        Fetched::Float(x) => Cow::Owned(x.to_string().into_bytes()),
+        Fetched::Bool(true) => Cow::Borrowed(b"1"),
+        Fetched::Bool(false) | Fetched::Null => Cow::Borrowed(b""),
     }
 }

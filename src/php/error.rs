@@ -92,6 +92,24 @@ pub fn throw(err: &StoreError, key_arg: u32, what: &str) {
     throw_new(class, msg);
 }
 
+/// Throws `Ephpm\StoreException` for a read whose string value memory_limit has no room
+/// for: the value was not copied, and the request goes on.
+pub fn too_large(what: &str, key: &[u8], len: usize, left: usize) {
+    throw_new(
+        store_exception(),
+        format!("{what}: {}", too_large_message(key, len, left)),
+    );
+}
+
+/// The words of `too_large`, also the warning of the ePHPm-compatible functions (which
+/// PHP prefixes with the function's name).
+pub fn too_large_message(key: &[u8], len: usize, left: usize) -> String {
+    format!(
+        "the value of \"{}\" is {len} bytes, more than memory_limit leaves room for ({left} bytes)",
+        key.escape_ascii()
+    )
+}
+
 /// Throws a new exception of `class` with `msg` (code 0).
 pub fn throw_new(class: &'static ClassEntry, msg: String) {
     // ext-php-rs only fails to throw when there is no executing frame, which a handler

@@ -82,5 +82,6 @@ unsafe extern "C" {
     pub fn php_session_register_module(module: *const PsModule) -> c_int;
     pub fn php_session_create_id(mod_data: *mut *mut c_void) -> *mut zend_string;
     pub fn sapi_get_request_time() -> f64;
+    pub fn zend_memory_usage(real_usage: bool) -> usize;
     pub fn zend_zval_type_name(arg: *const zval) -> *const c_char;
 }

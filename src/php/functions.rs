@@ -1,7 +1,10 @@
 //! The `ephpm_kv_*` functions, with ePHPm's names, signatures and return conventions, so
 //! code written for ePHPm's KV runs on stock PHP: strings in and out, TTLs in whole
-//! seconds where 0 or less means none, `false` (with an E_WARNING) where ePHPm returns
-//! false on a store failure. They use the default store (`ephpm.dsn`), unprefixed.
+//! seconds where 0 or less means none. Bad arguments throw PHP's TypeError or
+//! ValueError; every store failure (a store that cannot be opened or reached, a value
+//! that cannot fit, a value larger than memory_limit leaves room for) returns `false`
+//! with an E_WARNING, never an exception. They use the default store (`ephpm.dsn`),
+//! unprefixed.
 
 use std::cell::RefCell;
 use std::time::Duration;
@@ -12,9 +15,9 @@ use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::ExecuteData;
 
-use super::call::{Call, Handler, run, value_error};
-use super::convert::{to_php_string, with_scratch};
-use super::error::{throw, warn};
+use super::call::{Call, Handler, MAX_SECONDS, run, value_error};
+use super::convert::{Room, room_for_string, to_php_string, with_scratch};
+use super::error::{throw, too_large_message, warn};
 use super::open_keyspace;
 use crate::keyspace::{Keyspace, Waited};
 use crate::store::{KeyTtl, SetNx, StoreError, Value};
@@ -24,21 +27,16 @@ thread_local! {
     static DEFAULT: RefCell<Option<Keyspace>> = const { RefCell::new(None) };
 }
 
-fn default_space(what: &str) -> Option<Keyspace> {
+/// The default keyspace, or `None` with the warning raised and `false` returned: a store
+/// that cannot be opened is a store failure like any other here.
+fn default_space(what: &str, rv: &mut Zval) -> Option<Keyspace> {
     DEFAULT.with(|d| {
         if let Some(s) = d.borrow().as_ref() {
             return Some(s.clone());
         }
-        match open_keyspace(None, b"") {
-            Ok(s) => {
-                *d.borrow_mut() = Some(s.clone());
-                Some(s)
-            }
-            Err(e) => {
-                throw(&e, 1, what);
-                None
-            }
-        }
+        let s = soft(open_keyspace(None, b""), what, rv)?;
+        *d.borrow_mut() = Some(s.clone());
+        Some(s)
     })
 }
 
@@ -59,31 +57,56 @@ fn soft<T>(r: crate::store::Result<T>, what: &str, rv: &mut Zval) -> Option<T> {
     }
 }
 
-/// ePHPm's TTL: whole seconds, 0 or negative meaning none.
-fn seconds(ttl: i64) -> Option<Duration> {
-    (ttl > 0).then(|| Duration::from_secs(ttl as u64))
+/// ePHPm's TTL argument `arg`: whole seconds, 0 or negative meaning none; `None` with the
+/// ValueError thrown when it is beyond `MAX_SECONDS`.
+fn seconds(c: &Call, arg: u32, default: i64) -> Option<Option<Duration>> {
+    let ttl = c.long_or(arg, default)?;
+    if ttl > MAX_SECONDS {
+        value_error(
+            arg + 1,
+            &format!("must be less than or equal to {MAX_SECONDS}"),
+        );
+        return None;
+    }
+    Some((ttl > 0).then(|| Duration::from_secs(ttl.unsigned_abs())))
 }
 
-fn begin<'a>(
-    ex: &'a mut ExecuteData,
-    min: u32,
-    max: u32,
-    what: &str,
-) -> Option<(Call<'a>, Keyspace, &'a [u8])> {
+/// A stored value as a PHP string, or `None` with a warning and `false` in `rv` when
+/// memory_limit has no room for it (as for any store failure here).
+fn php_string(bytes: &[u8], key: &[u8], rv: &mut Zval) -> Option<Zval> {
+    if let Room::None { left } = room_for_string(bytes.len()) {
+        warn(&too_large_message(key, bytes.len(), left));
+        rv.set_bool(false);
+        return None;
+    }
+    let mut out = Zval::new();
+    out.set_zend_string(ZendStr::new(bytes, false));
+    Some(out)
+}
+
+/// The checked call and its key (argument 1); `None` with the exception thrown. The
+/// store is opened (`default_space`) once every argument has been checked, so that a bad
+/// argument is reported the same whether the store works or not.
+fn begin(ex: &mut ExecuteData, min: u32, max: u32) -> Option<(Call<'_>, &[u8])> {
     let c = Call::new(ex, min, max)?;
     let key = c.string(0)?;
-    let s = default_space(what)?;
-    Some((c, s, key))
+    Some((c, key))
 }
 
 extern "C" fn kv_get(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
-        let Some((_, s, key)) = begin(ex, 1, 1, "ephpm_kv_get()") else {
+        const WHAT: &str = "ephpm_kv_get()";
+        let Some((_, key)) = begin(ex, 1, 1) else {
             return;
         };
-        with_scratch(|buf| match soft(s.get(key, buf), "ephpm_kv_get()", rv) {
+        let Some(s) = default_space(WHAT, rv) else {
+            return;
+        };
+        with_scratch(|buf| match soft(s.get(key, buf), WHAT, rv) {
             Some(Some(hit)) => {
-                rv.set_zend_string(ZendStr::new(to_php_string(hit.value, buf), false))
+                if let Some(v) = php_string(&to_php_string(hit.value, buf), key, rv) {
+                    *rv = v;
+                }
             }
             Some(None) => rv.set_null(),
             None => {}
@@ -92,17 +115,20 @@ extern "C" fn kv_get(ex: &mut ExecuteData, rv: &mut Zval) {
 }
 
 fn store_string(ex: &mut ExecuteData, rv: &mut Zval, what: &str, only_if_absent: bool) {
-    let Some((c, s, key)) = begin(ex, 2, 3, what) else {
+    let Some((c, key)) = begin(ex, 2, 3) else {
         return;
     };
-    let (Some(value), Some(ttl)) = (c.string(1), c.long_or(2, 0)) else {
+    let (Some(value), Some(ttl)) = (c.string(1), seconds(&c, 2, 0)) else {
+        return;
+    };
+    let Some(s) = default_space(what, rv) else {
         return;
     };
     let v = Value::Str(value);
     let stored = if only_if_absent {
-        soft(s.set_nx(key, v, seconds(ttl)), what, rv).map(|o| o == SetNx::Inserted)
+        soft(s.set_nx(key, v, ttl), what, rv).map(|o| o == SetNx::Inserted)
     } else {
-        soft(s.set(key, v, seconds(ttl)), what, rv).map(|()| true)
+        soft(s.set(key, v, ttl), what, rv).map(|()| true)
     };
     if let Some(b) = stored {
         rv.set_bool(b);
@@ -123,22 +149,30 @@ extern "C" fn kv_setnx(ex: &mut ExecuteData, rv: &mut Zval) {
 
 extern "C" fn kv_del(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
-        let Some((_, s, key)) = begin(ex, 1, 1, "ephpm_kv_del()") else {
+        const WHAT: &str = "ephpm_kv_del()";
+        let Some((_, key)) = begin(ex, 1, 1) else {
             return;
         };
-        if let Some(d) = soft(s.del(key), "ephpm_kv_del()", rv) {
-            rv.set_long(d as i64);
+        let Some(s) = default_space(WHAT, rv) else {
+            return;
+        };
+        if let Some(d) = soft(s.del(key), WHAT, rv) {
+            rv.set_long(i64::from(d));
         }
     })
 }
 
 extern "C" fn kv_del_if_eq(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
-        let Some((c, s, key)) = begin(ex, 2, 2, "ephpm_kv_del_if_eq()") else {
+        const WHAT: &str = "ephpm_kv_del_if_eq()";
+        let Some((c, key)) = begin(ex, 2, 2) else {
             return;
         };
         let Some(token) = c.string(1) else { return };
-        if let Some(d) = soft(s.del_if_eq(key, token), "ephpm_kv_del_if_eq()", rv) {
+        let Some(s) = default_space(WHAT, rv) else {
+            return;
+        };
+        if let Some(d) = soft(s.del_if_eq(key, token), WHAT, rv) {
             rv.set_bool(d);
         }
     })
@@ -146,20 +180,28 @@ extern "C" fn kv_del_if_eq(ex: &mut ExecuteData, rv: &mut Zval) {
 
 extern "C" fn kv_exists(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
-        let Some((_, s, key)) = begin(ex, 1, 1, "ephpm_kv_exists()") else {
+        const WHAT: &str = "ephpm_kv_exists()";
+        let Some((_, key)) = begin(ex, 1, 1) else {
             return;
         };
-        if let Some(e) = soft(s.exists(key), "ephpm_kv_exists()", rv) {
+        let Some(s) = default_space(WHAT, rv) else {
+            return;
+        };
+        if let Some(e) = soft(s.exists(key), WHAT, rv) {
             rv.set_bool(e);
         }
     })
 }
 
 fn incr(ex: &mut ExecuteData, rv: &mut Zval, what: &str, sign: i64, by_arg: bool) {
-    let Some((c, s, key)) = begin(ex, 1 + by_arg as u32, 1 + by_arg as u32, what) else {
+    let args = 1 + u32::from(by_arg);
+    let Some((c, key)) = begin(ex, args, args) else {
         return;
     };
     let Some(by) = (if by_arg { c.long_or(1, 0) } else { Some(1) }) else {
+        return;
+    };
+    let Some(s) = default_space(what, rv) else {
         return;
     };
     let Some(by) = by.checked_mul(sign) else {
@@ -189,28 +231,38 @@ extern "C" fn kv_incr_by(ex: &mut ExecuteData, rv: &mut Zval) {
 
 extern "C" fn kv_expire(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
-        let Some((c, s, key)) = begin(ex, 2, 2, "ephpm_kv_expire()") else {
+        const WHAT: &str = "ephpm_kv_expire()";
+        let Some((c, key)) = begin(ex, 2, 2) else {
             return;
         };
-        let Some(ttl) = c.long_or(1, 0) else { return };
-        if ttl <= 0 {
+        let Some(ttl) = seconds(&c, 1, 0) else { return };
+        let Some(s) = default_space(WHAT, rv) else {
+            return;
+        };
+        // ePHPm refuses a TTL of 0 or less, changing nothing.
+        if ttl.is_none() {
             return rv.set_bool(false);
         }
-        if let Some(e) = soft(s.expire(key, seconds(ttl)), "ephpm_kv_expire()", rv) {
+        if let Some(e) = soft(s.expire(key, ttl), WHAT, rv) {
             rv.set_bool(e);
         }
     })
 }
 
 fn ttl_in(ex: &mut ExecuteData, rv: &mut Zval, what: &str, unit: Duration) {
-    let Some((_, s, key)) = begin(ex, 1, 1, what) else {
+    let Some((_, key)) = begin(ex, 1, 1) else {
+        return;
+    };
+    let Some(s) = default_space(what, rv) else {
         return;
     };
     match soft(s.ttl(key), what, rv) {
         Some(KeyTtl::Missing) => rv.set_long(-2),
         Some(KeyTtl::Persistent) => rv.set_long(-1),
         // Rounded up, as ePHPm does: a key with 0.2 s left reports 1, not 0.
-        Some(KeyTtl::Remaining(d)) => rv.set_long(d.as_nanos().div_ceil(unit.as_nanos()) as i64),
+        Some(KeyTtl::Remaining(d)) => {
+            rv.set_long(i64::try_from(d.as_nanos().div_ceil(unit.as_nanos())).unwrap_or(i64::MAX))
+        }
         None => {}
     }
 }
@@ -229,13 +281,14 @@ extern "C" fn kv_pttl(ex: &mut ExecuteData, rv: &mut Zval) {
 
 extern "C" fn kv_flush_all(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
+        const WHAT: &str = "ephpm_kv_flush_all()";
         if Call::new(ex, 0, 0).is_none() {
             return;
         }
-        let Some(s) = default_space("ephpm_kv_flush_all()") else {
+        let Some(s) = default_space(WHAT, rv) else {
             return;
         };
-        if soft(s.clear(), "ephpm_kv_flush_all()", rv).is_some() {
+        if soft(s.clear(), WHAT, rv).is_some() {
             rv.set_bool(true);
         }
     })
@@ -243,39 +296,40 @@ extern "C" fn kv_flush_all(ex: &mut ExecuteData, rv: &mut Zval) {
 
 extern "C" fn kv_wait(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
-        let Some((c, s, key)) = begin(ex, 3, 3, "ephpm_kv_wait()") else {
+        const WHAT: &str = "ephpm_kv_wait()";
+        let Some((c, key)) = begin(ex, 3, 3) else {
             return;
         };
-        let (Some(last), Some(timeout)) = (c.long_or(1, 0), c.long_or(2, 0)) else {
+        let Some(last) = c.long_or(1, 0) else { return };
+        let Ok(last) = u64::try_from(last) else {
+            return value_error(2, "must be greater than or equal to 0");
+        };
+        let Some(timeout) = c.millis_or(2, 0, 0) else {
             return;
         };
-        if timeout < 0 {
-            return value_error(3, "must be greater than or equal to 0");
-        }
-        let timeout = Duration::from_millis(timeout as u64);
-        with_scratch(|buf| {
-            match soft(
-                s.wait(key, last as u64, timeout, buf),
-                "ephpm_kv_wait()",
-                rv,
-            ) {
+        let Some(s) = default_space(WHAT, rv) else {
+            return;
+        };
+        with_scratch(
+            |buf| match soft(s.wait(key, last, timeout, buf), WHAT, rv) {
                 Some(Waited::Changed(hit)) => {
+                    let value = match hit {
+                        Some(h) => match php_string(&to_php_string(h.value, buf), key, rv) {
+                            Some(v) => v,
+                            None => return,
+                        },
+                        None => Zval::null(),
+                    };
                     let mut a = ZendHashTable::new();
-                    let _ = a.insert("version", hit.map_or(0, |h| h.version as i64));
-                    let mut value = Zval::new();
-                    match hit {
-                        Some(h) => {
-                            value.set_zend_string(ZendStr::new(to_php_string(h.value, buf), false))
-                        }
-                        None => value.set_null(),
-                    }
+                    let version = hit.map_or(0, |h| i64::try_from(h.version).unwrap_or(i64::MAX));
+                    let _ = a.insert("version", version);
                     let _ = a.insert("value", value);
                     rv.set_hashtable(a);
                 }
                 Some(Waited::TimedOut) => rv.set_bool(false),
                 None => {}
-            }
-        })
+            },
+        )
     })
 }
 
@@ -304,7 +358,7 @@ fn function(
 pub fn register(m: ModuleBuilder<'_>) -> ModuleBuilder<'_> {
     use DataType::{Bool, Long, String as Str};
     let key = ("key", Str, None);
-    m.function(function("ephpm_kv_get", kv_get, &[key], Some((Str, true))))
+    m.function(function("ephpm_kv_get", kv_get, &[key], None))
         .function(function(
             "ephpm_kv_set",
             kv_set,
@@ -317,12 +371,7 @@ pub fn register(m: ModuleBuilder<'_>) -> ModuleBuilder<'_> {
             &[key, ("value", Str, None), ("ttl", Long, Some("0"))],
             Some((Bool, false)),
         ))
-        .function(function(
-            "ephpm_kv_del",
-            kv_del,
-            &[key],
-            Some((Long, false)),
-        ))
+        .function(function("ephpm_kv_del", kv_del, &[key], None))
         .function(function(
             "ephpm_kv_del_if_eq",
             kv_del_if_eq,
@@ -349,18 +398,8 @@ pub fn register(m: ModuleBuilder<'_>) -> ModuleBuilder<'_> {
             &[key, ("ttl", Long, None)],
             Some((Bool, false)),
         ))
-        .function(function(
-            "ephpm_kv_ttl",
-            kv_ttl,
-            &[key],
-            Some((Long, false)),
-        ))
-        .function(function(
-            "ephpm_kv_pttl",
-            kv_pttl,
-            &[key],
-            Some((Long, false)),
-        ))
+        .function(function("ephpm_kv_ttl", kv_ttl, &[key], None))
+        .function(function("ephpm_kv_pttl", kv_pttl, &[key], None))
         .function(function(
             "ephpm_kv_flush_all",
             kv_flush_all,

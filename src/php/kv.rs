@@ -5,13 +5,14 @@ use ext_php_rs::args::Arg;
 use ext_php_rs::builders::FunctionBuilder;
 use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
-use ext_php_rs::types::{ArrayKey, ZendClassObject, ZendHashTable, Zval};
+use ext_php_rs::types::array::Iter;
+use ext_php_rs::types::{ArrayKey, ZendClassObject, ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name};
 use super::class::{native_class, nullable, public};
-use super::convert::{fetch, with_value};
-use super::error::{throw, throw_new};
+use super::convert::{Fetch, fetch, with_value};
+use super::error::{throw, throw_new, too_large};
 use super::open_keyspace;
 use crate::keyspace::Keyspace;
 use crate::store::{KeyTtl, SetNx};
@@ -107,13 +108,26 @@ fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
         .required_args(0)
 }
 
+/// `fetch` for `what`: `Some(true)` for a hit in `out`, `Some(false)` for a miss, `None`
+/// with the exception thrown.
+fn fetch_or_throw(s: &Keyspace, key: &[u8], out: &mut Zval, what: &str) -> Option<bool> {
+    match ok(fetch(s, key, out), 1, what)? {
+        Fetch::Hit => Some(true),
+        Fetch::Miss => Some(false),
+        Fetch::TooLarge { len, left } => {
+            too_large(what, key, len, left);
+            None
+        }
+    }
+}
+
 extern "C" fn get(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some((c, s)) = begin(ex, 1, 2) else {
             return;
         };
         let Some(key) = c.string(0) else { return };
-        if ok(fetch(s, key, rv), 1, "Ephpm\\Kv::get()") == Some(false) {
+        if fetch_or_throw(s, key, rv, "Ephpm\\Kv::get()") == Some(false) {
             match c.mixed(1) {
                 Some(default) => *rv = default.shallow_clone(),
                 None => rv.set_null(),
@@ -237,17 +251,15 @@ extern "C" fn expire(ex: &mut ExecuteData, rv: &mut Zval) {
     })
 }
 
-/// The string form of an array element used as a key (strings and ints only).
-fn key_of(zv: &Zval) -> Option<Vec<u8>> {
+/// An element of `getMany()`'s list as a key: a string's bytes as they are, an int in
+/// decimal (as PHP turns an int into a string).
+fn key_of(zv: &Zval) -> Option<std::borrow::Cow<'_, [u8]>> {
     let zv = zv.dereference();
-    zv.zend_str()
-        .map(|s| s.as_bytes().to_vec())
-        .or_else(|| zv.long().map(|n| n.to_string().into_bytes()))
-}
-
-/// The array key PHP would use for `key`: canonical decimal integers become int keys.
-fn array_key(key: &[u8]) -> ArrayKey<'static> {
-    ArrayKey::from(String::from_utf8_lossy(key).into_owned())
+    if let Some(s) = zv.zend_str() {
+        return Some(std::borrow::Cow::Borrowed(s.as_bytes()));
+    }
+    zv.long()
+        .map(|n| std::borrow::Cow::Owned(n.to_string().into_bytes()))
 }
 
 extern "C" fn get_many(ex: &mut ExecuteData, rv: &mut Zval) {
@@ -256,16 +268,22 @@ extern "C" fn get_many(ex: &mut ExecuteData, rv: &mut Zval) {
             return;
         };
         let Some(keys) = c.array(0) else { return };
-        let mut out = ZendHashTable::with_capacity(keys.len() as u32);
-        for zv in keys.values() {
+        let mut out = ZendHashTable::with_capacity(u32::try_from(keys.len()).unwrap_or(u32::MAX));
+        // The raw iterator: ext-php-rs's `iter()`/`values()` panic on a key that is not
+        // UTF-8, and the list's own keys are anything.
+        let mut elements = Iter::new(keys);
+        while let Some((_, zv)) = elements.next_zval() {
             let Some(key) = key_of(zv) else {
                 return arg_type_error(1, "must contain only strings and integers");
             };
             let mut value = Zval::new();
-            match ok(fetch(s, &key, &mut value), 1, "Ephpm\\Kv::getMany()") {
+            match fetch_or_throw(s, &key, &mut value, "Ephpm\\Kv::getMany()") {
                 None => return,
                 Some(true) => {
-                    let _ = out.insert(array_key(&key), value);
+                    // The same PHP string as the key given, so that a canonical decimal
+                    // ("123") becomes an int key, exactly as PHP stores `$a["123"]`.
+                    let name = ZendStr::new(&key, false);
+                    let _ = out.insert(ArrayKey::from(&name), value);
                 }
                 Some(false) => {}
             }
@@ -282,14 +300,11 @@ extern "C" fn set_many(ex: &mut ExecuteData, rv: &mut Zval) {
         let (Some(values), Some(ttl)) = (c.array(0), ttl_arg(&c, 1)) else {
             return;
         };
-        for (k, zv) in values.iter() {
-            let key = match k {
-                ArrayKey::Long(n) => n.to_string(),
-                other => other.to_string(),
-            };
-            let stored = with_value(zv, |v| {
-                ok(s.set(key.as_bytes(), v, ttl), 1, "Ephpm\\Kv::setMany()")
-            });
+        // The raw iterator, for keys that are not UTF-8 (see get_many).
+        let mut entries = Iter::new(values);
+        while let Some((k, zv)) = entries.next_zval() {
+            let Some(key) = key_of(&k) else { return };
+            let stored = with_value(zv, |v| ok(s.set(&key, v, ttl), 1, "Ephpm\\Kv::setMany()"));
             if stored.flatten().is_none() {
                 return;
             }

@@ -13,9 +13,9 @@ use ext_php_rs::internal::property::PropertyDescriptor;
 use ext_php_rs::types::{ZendClassObject, ZendStr, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
-use super::call::{Call, run, value_error};
+use super::call::{Call, run};
 use super::class::{native_class, nullable, public};
-use super::error::{lock_unavailable, throw, throw_new};
+use super::error::{lock_unavailable, throw_new};
 use crate::lock::{Held, Locks};
 
 /// A lock this request holds; released when the object goes away in the process that
@@ -159,20 +159,23 @@ pub fn new_keep_alive(name: &[u8], locks: Locks, held: Held, ttl: Duration) -> Z
     zv
 }
 
-/// A `?int $ttlMs` argument: `default` when null or absent; must be positive.
+/// A `?int $ttlMs` argument: `default` when null or absent; 1 to `MAX_MS`.
 pub fn ttl_ms_arg(c: &Call, i: u32, default: Duration) -> Option<Duration> {
     match c.arg(i) {
         None => Some(default),
         Some(zv) if zv.is_null() => Some(default),
-        Some(_) => {
-            let ms = c.long_or(i, 0)?;
-            if ms <= 0 {
-                value_error(i + 1, "must be greater than 0");
-                return None;
-            }
-            Some(Duration::from_millis(ms as u64))
-        }
+        Some(_) => c.millis_or(i, 0, 1),
     }
+}
+
+/// Throws `Ephpm\LockUnavailable` for a held lock whose store cannot be used: whether the
+/// lock is still ours cannot be known, and an unreachable owner is a failure, never a
+/// guess (DESIGN.md §3 item 7).
+fn store_failed(what: &str, name: &[u8], e: &crate::store::StoreError) {
+    lock_unavailable(format!(
+        "{what}: the lock \"{}\" cannot be checked: the lock store cannot be used: {e}",
+        name.escape_ascii()
+    ));
 }
 
 /// Extends `held` to `ttl`, throwing LockUnavailable when it is no longer ours.
@@ -183,7 +186,7 @@ fn extend(name: &[u8], locks: &Locks, held: &Held, ttl: Duration, what: &str) {
             "{what}: the lock \"{}\" is no longer held: it expired, and another process may hold it now",
             String::from_utf8_lossy(name)
         )),
-        Err(e) => throw(&e, 1, what),
+        Err(e) => store_failed(what, name, &e),
     }
 }
 
@@ -210,7 +213,7 @@ extern "C" fn lock_release(ex: &mut ExecuteData, rv: &mut Zval) {
                 l.released = true;
                 rv.set_bool(ours);
             }
-            Err(e) => throw(&e, 1, "Ephpm\\Lock::release()"),
+            Err(e) => store_failed("Ephpm\\Lock::release()", &l.name, &e),
         }
     })
 }
@@ -221,7 +224,7 @@ extern "C" fn lock_is_held(ex: &mut ExecuteData, rv: &mut Zval) {
         let Some(l) = c.this::<Lock>() else { return };
         match l.locks.is_held(&l.held) {
             Ok(held) => rv.set_bool(held && !l.released),
-            Err(e) => throw(&e, 1, "Ephpm\\Lock::isHeld()"),
+            Err(e) => store_failed("Ephpm\\Lock::isHeld()", &l.name, &e),
         }
     })
 }

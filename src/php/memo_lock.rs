@@ -10,7 +10,7 @@ use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::types::{ZendClassObject, Zval};
 use ext_php_rs::zend::ExecuteData;
 
-use super::call::{Call, run, value_error};
+use super::call::{Call, run, type_name};
 use super::class::{native_class, nullable, public};
 use super::error::{lock_unavailable, throw};
 use super::ffi;
@@ -79,22 +79,8 @@ pub fn clamp_to_execution_time(wanted: Duration) -> Duration {
         .unwrap_or_default()
         .as_secs_f64();
     let left = started + limit as f64 - 1.0 - now;
-    wanted.min(Duration::from_secs_f64(left.max(0.0)))
-}
-
-/// A millisecond count argument that must be positive (`min` 1) or non-negative (`min` 0).
-fn ms_arg(c: &Call, i: u32, default: i64, min: i64) -> Option<Duration> {
-    let ms = c.long_or(i, default)?;
-    if ms < min {
-        let rule = if min > 0 {
-            "must be greater than 0"
-        } else {
-            "must be greater than or equal to 0"
-        };
-        value_error(i + 1, rule);
-        return None;
-    }
-    Some(Duration::from_millis(ms as u64))
+    // Not from_secs_f64: a clock or limit gone wrong (NaN, an overflow) must not panic.
+    wanted.min(Duration::try_from_secs_f64(left.max(0.0)).unwrap_or(Duration::MAX))
 }
 
 /// `__construct(?Ephpm\Kv $store = null, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null)`
@@ -114,8 +100,8 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<MemoLock> {
 /// The MemoLock on `space` with the settings in arguments 2–4 (lock TTL, wait, logger),
 /// or `None` with the exception thrown.
 fn settings(c: &Call, space: Keyspace) -> Option<MemoLock> {
-    let lock_ttl = ms_arg(c, 1, DEFAULT_LOCK_TTL.as_millis() as i64, 1)?;
-    let wait = ms_arg(c, 2, DEFAULT_WAIT.as_millis() as i64, 0)?;
+    let lock_ttl = c.millis_or(1, DEFAULT_LOCK_TTL.as_millis() as i64, 1)?;
+    let wait = c.millis_or(2, DEFAULT_WAIT.as_millis() as i64, 0)?;
     let logger = c.object_or_null(3)?;
     let locks = Locks::new(space.store().clone());
     Some(MemoLock {
@@ -171,13 +157,17 @@ extern "C" fn acquire(ex: &mut ExecuteData, rv: &mut Zval) {
         let Some((m, given, name)) = begin(&c) else {
             return;
         };
-        let (Some(ttl), Some(wait)) = (ttl_ms_arg(&c, 1, m.lock_ttl), ms_arg(&c, 2, 0, 0)) else {
+        let (Some(ttl), Some(wait)) = (ttl_ms_arg(&c, 1, m.lock_ttl), c.millis_or(2, 0, 0)) else {
             return;
         };
         match m.locks.acquire(&name, ttl, clamp_to_execution_time(wait)) {
             Ok(Some(held)) => new_lock(rv, given, m.locks.clone(), held, ttl),
             Ok(None) => rv.set_null(),
-            Err(e) => throw(&e, 1, "Ephpm\\MemoLock::acquire()"),
+            // The caller asked for exclusion, which a store out of reach cannot give: the
+            // same failure as a lock that cannot be had (DESIGN.md §3 item 7).
+            Err(e) => lock_unavailable(format!(
+                "Ephpm\\MemoLock::acquire(): the lock store cannot be used: {e}"
+            )),
         }
     })
 }
@@ -270,21 +260,6 @@ extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
         ) else {
             return;
         };
-        let Some(name) = key.zend_str().and_then(|k| {
-            m.space
-                .full_key(&[&b"memo:"[..], k.as_bytes()].concat())
-                .ok()
-        }) else {
-            return;
-        };
-        // Symfony calls the wrapper after a miss, so do not look first. An item that was
-        // a hit is here to be recomputed (INF, or early expiration): never look for it.
-        let recompute = forced || was_hit.bool() == Some(true);
-        let plan = Plan {
-            find_first: false,
-            find_after_winning: !recompute,
-            find_after_waiting: !forced,
-        };
         let set_metadata = c.mixed(4).filter(|z| !z.is_null());
         let mut wrapped = Wrapped {
             callback,
@@ -294,6 +269,34 @@ extern "C" fn invoke(ex: &mut ExecuteData, rv: &mut Zval) {
             key: &key,
             set_metadata,
             rv,
+        };
+        // An item whose key cannot name a lock (not a string, longer than a key may be)
+        // is computed like one whose lock store cannot be used.
+        let name = match key
+            .zend_str()
+            .map(|k| m.space.full_key(&[&b"memo:"[..], k.as_bytes()].concat()))
+        {
+            Some(Ok(name)) => name,
+            other => {
+                let why = match other {
+                    Some(Err(e)) => e.to_string(),
+                    _ => format!("its key is of type {}", type_name(&key)),
+                };
+                warn_to(
+                    logger,
+                    format!("ephpm: computing an item without stampede protection: {why}"),
+                );
+                wrapped.compute();
+                return;
+            }
+        };
+        // Symfony calls the wrapper after a miss, so do not look first. An item that was
+        // a hit is here to be recomputed (INF, or early expiration): never look for it.
+        let recompute = forced || was_hit.bool() == Some(true);
+        let plan = Plan {
+            find_first: false,
+            find_after_winning: !recompute,
+            find_after_waiting: !forced,
         };
         let why = match make_once(
             &m.locks,
@@ -519,13 +522,13 @@ extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
         };
         let mut copy = m.copy();
         if c.arg(0).is_some_and(|z| !z.is_null()) {
-            let Some(ttl) = ms_arg(&c, 0, 0, 1) else {
+            let Some(ttl) = c.millis_or(0, 0, 1) else {
                 return;
             };
             copy.lock_ttl = ttl;
         }
         if c.arg(1).is_some_and(|z| !z.is_null()) {
-            let Some(wait) = ms_arg(&c, 1, 0, 0) else {
+            let Some(wait) = c.millis_or(1, 0, 0) else {
                 return;
             };
             copy.wait = wait;

@@ -18,7 +18,9 @@ use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::ExecuteData;
 
-use super::call::{Call, arg_type_error, run, type_name, value_error};
+use super::call::{
+    Call, MAX_SECONDS, arg_type_error, run, seconds_within_limit, type_name, value_error,
+};
 use super::class::{native_class, nullable, public};
 use super::convert::{from_value, new_reference, with_scratch, with_value};
 use super::error::{throw, warn};
@@ -29,7 +31,7 @@ use crate::keyspace::Keyspace;
 use crate::lock::{Held, Locks};
 use crate::memo::Step;
 use crate::stale::{self, Got, How, Source, Times, Windows, decode, encode, now_ms};
-use crate::store::{Fetched, Value};
+use crate::store::{Fetched, StoreError, Value};
 
 /// The Rust side of an `Ephpm\StaleCache`.
 pub struct StaleCache {
@@ -52,16 +54,6 @@ native_class!(
     })
 );
 
-/// A whole number of seconds, at least 0.
-fn seconds_arg(c: &Call, i: u32, default: i64) -> Option<Duration> {
-    let s = c.long_or(i, default)?;
-    if s < 0 {
-        value_error(i + 1, "must be greater than or equal to 0");
-        return None;
-    }
-    Some(Duration::from_secs(s as u64))
-}
-
 /// `__construct(?Ephpm\Kv $store = null, int $staleSeconds = 60, int
 /// $staleIfErrorSeconds = 0, ?Ephpm\MemoLock $lock = null, bool $refreshAfterResponse =
 /// true, ?object $logger = null)`
@@ -71,8 +63,8 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<StaleCache> {
     };
     let (Some(space), Some(stale), Some(stale_if_error)) = (
         keyspace_arg(&c, 0, "Ephpm\\StaleCache::__construct()"),
-        seconds_arg(&c, 1, 60),
-        seconds_arg(&c, 2, 0),
+        c.seconds_or(1, 60),
+        c.seconds_or(2, 0),
     ) else {
         return ConstructorResult::ArgError;
     };
@@ -189,17 +181,19 @@ impl Source<Zval> for Entry<'_> {
             return Step::Failed;
         };
         let set = ttl.dereference();
-        match set.long().map(|n| n as f64).or(set.double()) {
-            Some(s) if s.is_finite() && s >= 0.0 => {
-                Step::Got((value, Duration::from_secs_f64(s.min(1e12))))
-            }
-            _ => {
+        let seconds = set.long().map(|n| n as f64).or(set.double());
+        match seconds.and_then(seconds_within_limit) {
+            Some(d) => Step::Got((value, d)),
+            None => {
+                let given = match seconds {
+                    Some(s) => s.to_string(),
+                    None => type_name(set),
+                };
                 super::error::throw_new(
                     ext_php_rs::zend::ce::value_error(),
                     format!(
-                        "Ephpm\\StaleCache: the $ttl set by the compute callable for \"{}\" must be a number greater than or equal to 0, {} given",
+                        "Ephpm\\StaleCache: the $ttl set by the compute callable for \"{}\" must be a number between 0 and {MAX_SECONDS}, {given} given",
                         self.shown(),
-                        type_name(set)
                     ),
                 );
                 Step::Failed
@@ -226,10 +220,15 @@ impl Source<Zval> for Entry<'_> {
     }
 
     fn warn(&mut self, message: String) {
-        match self.logger {
-            Some(l) => super::userland::warn_to(Some(l), message),
-            None => warn(&message),
-        }
+        warn_or_log(self.logger, message);
+    }
+}
+
+/// A warning through the cache's PSR-3 logger, or an E_WARNING without one.
+fn warn_or_log(logger: Option<&Zval>, message: String) {
+    match logger {
+        Some(l) => super::userland::warn_to(Some(l), message),
+        None => warn(&message),
     }
 }
 
@@ -356,11 +355,18 @@ fn set_metadata(out: &mut Zval, how: How, computed: bool) {
     out.set_hashtable(a);
 }
 
-/// A `int|float $ttl = 300` argument: seconds, greater than 0.
+/// A `int|float $ttl = 300` argument: seconds, greater than 0, at most `MAX_SECONDS`.
 fn ttl_arg(c: &Call, i: u32) -> Option<f64> {
     let s = c.number_or(i, 300.0)?;
-    if !s.is_finite() || s <= 0.0 {
-        value_error(i + 1, "must be a finite number greater than 0");
+    if !s.is_finite() {
+        value_error(i + 1, "must be a finite number");
+        return None;
+    }
+    if s <= 0.0 || s > MAX_SECONDS as f64 {
+        value_error(
+            i + 1,
+            &format!("must be greater than 0 and less than or equal to {MAX_SECONDS}"),
+        );
         return None;
     }
     Some(s)
@@ -418,7 +424,21 @@ extern "C" fn delete(ex: &mut ExecuteData, rv: &mut Zval) {
         };
         match sc.space.del(key) {
             Ok(existed) => rv.set_bool(existed),
-            Err(e) => throw(&e, 1, "Ephpm\\StaleCache::delete()"),
+            Err(e @ (StoreError::EmptyKey | StoreError::KeyTooLong(_))) => {
+                throw(&e, 1, "Ephpm\\StaleCache::delete()")
+            }
+            // As every StaleCache path: a store that cannot be used is warned about, never
+            // thrown (the record stays, and expires with its stale windows).
+            Err(e) => {
+                warn_or_log(
+                    sc.logger.as_ref(),
+                    format!(
+                        "ephpm: StaleCache could not delete \"{}\": {e}",
+                        key.escape_ascii()
+                    ),
+                );
+                rv.set_bool(false);
+            }
         }
     })
 }
