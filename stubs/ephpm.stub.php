@@ -3,6 +3,12 @@
  * ephpm — the PHP API. This file is what `php --re ephpm` shows, with the documentation:
  * a test (php-tests/stub_matches_the_extension.phpt) fails when the two disagree.
  *
+ * Keys, values, lock names and prefixes are bytes: any string, UTF-8 or not, with NUL
+ * bytes or without, comes back exactly as given. Every number is range-checked: a
+ * duration is at most 1000000000 seconds (about 31.7 years), or 1000000000000 where it is
+ * counted in milliseconds; a value out of range (PHP_INT_MAX, a negative, 1e20) is a
+ * ValueError "must be between …", INF and NAN are "must be a finite number".
+ *
  * Where a parameter is declared `int|float` here, the extension's own argument info
  * carries no type (its binding cannot declare a union type); the extension checks the
  * type itself and reports PHP's usual TypeError.
@@ -19,8 +25,9 @@ namespace Ephpm {
      *
      * Values keep their PHP type: strings, ints, floats, bools and null are stored
      * natively (so `increment()` works on what `set()` stored); arrays and objects go
-     * through PHP's serializer. TTLs are in seconds, int or float; 0 means no expiry.
-     * Keys are 1 to 65536 bytes; an empty or longer key is a ValueError.
+     * through PHP's serializer. TTLs are in seconds, int or float, 0 to 1000000000; 0
+     * means no expiry. Keys are 1 to 65536 bytes, any bytes; an empty or longer key is a
+     * ValueError.
      *
      * @example
      * $kv = new Ephpm\Kv();
@@ -61,6 +68,8 @@ namespace Ephpm {
          * @param string $key 1 to 65536 bytes.
          * @param mixed $default Returned when the key is absent or expired.
          * @return mixed The stored value, or $default.
+         * @throws StoreException when the value is a string larger than PHP's memory_limit
+         *         leaves room for: it is not copied, and the request goes on.
          */
         public function get(string $key, mixed $default = null): mixed {}
 
@@ -69,8 +78,9 @@ namespace Ephpm {
          *
          * @param string $key 1 to 65536 bytes.
          * @param mixed $value Anything but a resource or a Closure.
-         * @param int|float $ttl Seconds until the value expires; 0 = never.
+         * @param int|float $ttl Seconds until the value expires, 0 to 1000000000; 0 = never.
          * @return bool true.
+         * @throws \ValueError when $ttl is out of range or not finite.
          * @throws StoreFull when the value cannot fit even after evicting everything that
          *         may be evicted; the previous value stays.
          */
@@ -81,7 +91,7 @@ namespace Ephpm {
          * number of processes adding one key at once, exactly one gets true. An entry
          * added with a TTL is a lock: memory pressure never evicts it before it expires.
          *
-         * @param int|float $ttl Seconds until the value expires; 0 = never.
+         * @param int|float $ttl Seconds until the value expires, 0 to 1000000000; 0 = never.
          * @return bool Whether the value was stored.
          * @throws StoreFull when the value cannot fit.
          */
@@ -115,7 +125,8 @@ namespace Ephpm {
          * decimal integer counts as one.
          *
          * @param int $by May be negative.
-         * @param int|float $ttl Seconds, applied only when the key is created; 0 = never.
+         * @param int|float $ttl Seconds, 0 to 1000000000, applied only when the key is
+         *        created; 0 = never.
          * @return int The new value.
          * @throws \TypeError when the stored value is not an integer.
          * @throws \ArithmeticError when the result would overflow.
@@ -132,7 +143,7 @@ namespace Ephpm {
         /**
          * Sets the key's TTL.
          *
-         * @param int|float $ttl Seconds from now; 0 removes the expiry.
+         * @param int|float $ttl Seconds from now, 0 to 1000000000; 0 removes the expiry.
          * @return bool Whether the key exists.
          */
         public function expire(string $key, int|float $ttl): bool {}
@@ -140,16 +151,21 @@ namespace Ephpm {
         /**
          * Reads several keys.
          *
-         * @param array $keys A list of string (or int) keys.
-         * @return array The keys that were found, each with its value.
+         * @param array $keys A list of string (or int) keys; its own keys are ignored.
+         * @return array The keys that were found, each with its value. A key comes back as
+         *        the same PHP string it was given as (binary or not), so a canonical
+         *        decimal such as "123" is the int key 123, as in any PHP array.
+         * @throws StoreException when a value is a string larger than PHP's memory_limit
+         *         leaves room for.
          */
         public function getMany(array $keys): array {}
 
         /**
          * Stores several values, one after the other (not as one atomic step).
          *
-         * @param array $values key => value.
-         * @param int|float $ttl Seconds; 0 = never.
+         * @param array $values key => value; an int key is stored as its decimal string
+         *        (PHP's own "123" and 123 are one key).
+         * @param int|float $ttl Seconds, 0 to 1000000000; 0 = never.
          * @return bool true.
          * @throws StoreFull when a value cannot fit; the values before it are stored.
          */
@@ -178,8 +194,18 @@ namespace Ephpm {
      * that shares the store, each acquisition with a fresh random 128-bit token and a
      * fencing number, released by token so that a holder whose lock expired can never
      * release the next holder's. Waiters are woken by the release, not by polling.
-     * Durations are in milliseconds. A wait never runs into `max_execution_time`: it
-     * ends one second before the limit.
+     * Durations are in milliseconds, at most 1000000000000. A wait never runs into
+     * `max_execution_time`: it ends one second before the limit.
+     *
+     * Failures follow one rule (DESIGN.md §3 item 7). A store that cannot be used
+     * (unreachable, not answering in time, failing) is never a StoreException from a
+     * MemoLock, a Lock or a KeepAlive: a method that was asked for exclusion or about a
+     * held lock (acquire(), exclusively(), once(), Lock::extend(), Lock::release(),
+     * Lock::isHeld(), KeepAlive) throws LockUnavailable, since it cannot give what was
+     * asked; the cache wrapper (__invoke) computes without protection and logs a warning,
+     * since a duplicated computation beats a failed request. Only construction may throw a
+     * StoreException: when the store cannot be opened at all (its configuration), before
+     * any lock is asked for. Bad arguments are TypeError and ValueError.
      *
      * @example
      * $locks = new Ephpm\MemoLock(new Ephpm\Kv(), lockTtlMs: 10000);
@@ -193,10 +219,13 @@ namespace Ephpm {
         /**
          * @param Kv|null $store The store whose locks these are (its prefix applies to
          *        lock names); null: the default store.
-         * @param int $lockTtlMs How long a lock lives unless extended, in milliseconds (> 0).
-         * @param int $waitTimeoutMs How long exclusively() waits for a busy lock, in milliseconds.
+         * @param int $lockTtlMs How long a lock lives unless extended, in milliseconds,
+         *        1 to 1000000000000.
+         * @param int $waitTimeoutMs How long exclusively() and once() wait for a busy lock,
+         *        in milliseconds, 0 to 1000000000000.
          * @param object|null $logger A PSR-3 logger (duck-typed), for warnings.
          * @throws \ValueError when a duration is out of range.
+         * @throws StoreException when the default store cannot be opened.
          */
         public function __construct(?Kv $store = null, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null) {}
 
@@ -206,6 +235,8 @@ namespace Ephpm {
          * `new Ephpm\MemoLock(new Ephpm\Kv($dsn), ...)`.
          *
          * @throws \ValueError when the DSN or a duration is not usable.
+         * @throws StoreException when the store cannot be opened (shared memory that cannot
+         *         be created, cluster:// without a secret).
          */
         public static function fromDsn(string $dsn, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null): static {}
 
@@ -215,8 +246,9 @@ namespace Ephpm {
          * `$setMetadata` and `$pool->save()`) and releases, which wakes the others; they
          * read the pool and serve the hit. A callback that throws releases the lock; the
          * exception propagates unchanged. `$beta === INF` recomputes behind the lock. A
-         * wait that would exceed waitTimeoutMs or run into max_execution_time, or a store
-         * that cannot be used, computes without protection and logs a warning.
+         * wait that would exceed waitTimeoutMs or run into max_execution_time, a store
+         * that cannot be used, or an item whose key cannot name a lock, computes without
+         * protection and logs a warning; it never throws for them.
          *
          * @param callable $callback Called as `$callback($item, $save)`, `$save` by reference.
          * @param object $item The Symfony CacheItem being computed.
@@ -232,9 +264,13 @@ namespace Ephpm {
         /**
          * Takes the lock `$name`, waiting up to `$waitMs` for it to be released.
          *
-         * @param int|null $ttlMs The lock's lifetime in milliseconds; null: lockTtlMs.
-         * @param int $waitMs How long to wait for a busy lock, in milliseconds; 0: don't.
-         * @return Lock|null The held lock, or null when it could not be had in time.
+         * @param int|null $ttlMs The lock's lifetime in milliseconds, 1 to 1000000000000;
+         *        null: lockTtlMs.
+         * @param int $waitMs How long to wait for a busy lock, in milliseconds, 0 to
+         *        1000000000000; 0: don't.
+         * @return Lock|null The held lock, or null when it was busy for all of $waitMs.
+         * @throws LockUnavailable when the lock store cannot be used: exclusion cannot be
+         *         had, which is not the same as a busy lock.
          */
         public function acquire(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Lock {}
 
@@ -283,8 +319,8 @@ namespace Ephpm {
         /**
          * A copy with other durations.
          *
-         * @param int|null $lockTtlMs null: keep this one's.
-         * @param int|null $waitTimeoutMs null: keep this one's.
+         * @param int|null $lockTtlMs 1 to 1000000000000; null: keep this one's.
+         * @param int|null $waitTimeoutMs 0 to 1000000000000; null: keep this one's.
          */
         public function with(?int $lockTtlMs = null, ?int $waitTimeoutMs = null): static {}
     }
@@ -322,7 +358,7 @@ namespace Ephpm {
          *        is served the refreshed value.
          * @param object|null $logger A PSR-3 logger (duck-typed) for failed refreshes and stale-if-error;
          *        without one they are E_WARNINGs.
-         * @throws \ValueError when a window is negative.
+         * @throws \ValueError when a window is not between 0 and 1000000000 seconds.
          */
         public function __construct(?Kv $store = null, int $staleSeconds = 60, int $staleIfErrorSeconds = 0, ?MemoLock $lock = null, bool $refreshAfterResponse = true, ?object $logger = null) {}
 
@@ -334,11 +370,13 @@ namespace Ephpm {
          * throws keeps the stale value and logs. A deleted key is never served stale.
          *
          * @param callable $compute Called as `$compute(&$ttl)`: it returns the value and may
-         *        change `$ttl` (seconds; 0: serve the value without storing it).
-         * @param int|float $ttl How long the value is fresh, in seconds (> 0).
+         *        change `$ttl` (seconds, 0 to 1000000000; 0: serve the value without storing
+         *        it; anything else is a ValueError).
+         * @param int|float $ttl How long the value is fresh, in seconds: more than 0, at most
+         *        1000000000.
          * @param array|null $metadata Set to `['stale' => bool, 'computed' => bool, 'error' => bool]`:
          *        served stale, computed by this call, served stale because computing failed.
-         * @throws \ValueError for an empty key or a TTL that is not positive.
+         * @throws \ValueError for an empty key or a TTL out of range.
          */
         public function get(string $key, callable $compute, int|float $ttl = 300, ?array &$metadata = null): mixed {}
 
@@ -354,7 +392,8 @@ namespace Ephpm {
         /**
          * Removes the key: the next get() computes; the old value is never served stale.
          *
-         * @return bool Whether the key existed.
+         * @return bool Whether the key existed; false, with a warning (logger or
+         *         E_WARNING), when the store cannot be used.
          */
         public function delete(string $key): bool {}
 
@@ -437,8 +476,10 @@ namespace Ephpm {
         /**
          * Gives the lock `$ttlMs` from now.
          *
-         * @param int|null $ttlMs Milliseconds; null: the TTL it was acquired with.
-         * @throws LockUnavailable when the lock is no longer ours (it expired).
+         * @param int|null $ttlMs Milliseconds, 1 to 1000000000000; null: the TTL it was
+         *        acquired with.
+         * @throws LockUnavailable when the lock is no longer ours (it expired), or the lock
+         *         store cannot be used.
          */
         public function extend(?int $ttlMs = null): void {}
 
@@ -447,10 +488,16 @@ namespace Ephpm {
          *
          * @return bool false when it had expired (another holder's lock is never touched)
          *         or was already released.
+         * @throws LockUnavailable when the lock store cannot be used (the lock may still
+         *         be held until its TTL; release() can be called again).
          */
         public function release(): bool {}
 
-        /** Whether this acquisition still holds the lock. */
+        /**
+         * Whether this acquisition still holds the lock.
+         *
+         * @throws LockUnavailable when the lock store cannot be used.
+         */
         public function isHeld(): bool {}
     }
 
@@ -460,8 +507,9 @@ namespace Ephpm {
         private function __construct() {}
 
         /**
-         * @param int|null $ttlMs Milliseconds from now; null: the MemoLock's lockTtlMs.
-         * @throws LockUnavailable when the lock was lost.
+         * @param int|null $ttlMs Milliseconds from now, 1 to 1000000000000; null: the
+         *        MemoLock's lockTtlMs.
+         * @throws LockUnavailable when the lock was lost, or the lock store cannot be used.
          */
         public function __invoke(?int $ttlMs = null): void {}
     }
@@ -471,7 +519,8 @@ namespace Ephpm {
 
     /**
      * A store operation failed: the shared memory could not be opened, a lock is
-     * unrecoverable, or a Redis server refused the command.
+     * unrecoverable, a Redis server refused the command, or a value read is a string
+     * larger than PHP's memory_limit leaves room for.
      */
     class StoreException extends \RuntimeException {}
 
@@ -479,8 +528,9 @@ namespace Ephpm {
      * A Redis server could not be reached, or did not answer within the DSN's timeout
      * (`?timeout=`, default 1 s). The message names the address (without its password) and
      * the cause. The next call tries again: the process reconnects by itself when the
-     * server is back. MemoLock and StaleCache never throw it: they compute unprotected and
-     * warn.
+     * server is back. MemoLock, Lock, KeepAlive and StaleCache never throw it: a lock
+     * asked for becomes LockUnavailable, a cache computes unprotected and warns (see
+     * MemoLock). The ephpm_kv_* functions never throw it either: they return false.
      */
     class StoreUnavailable extends StoreException {}
 
@@ -492,21 +542,24 @@ namespace {
 
     /**
      * ePHPm's functions, on the default store (`ephpm.dsn`) without a prefix, so code
-     * written for ePHPm's KV runs unchanged. Values are strings; TTLs are whole seconds
-     * where 0 or less means none; a store failure returns false with an E_WARNING.
+     * written for ePHPm's KV runs unchanged. Values are strings; TTLs are whole seconds,
+     * at most 1000000000, where 0 or less means none. Every store failure (a store that
+     * cannot be opened or reached, a value that cannot fit, a value larger than
+     * memory_limit leaves room for) returns false with an E_WARNING, never an exception;
+     * bad arguments are TypeError and ValueError, as everywhere.
      */
 
-    /** Reads a key as a string; null when absent. */
-    function ephpm_kv_get(string $key): ?string {}
+    /** Reads a key as a string. @return string|false|null null when absent; false when the store failed. */
+    function ephpm_kv_get(string $key): string|false|null {}
 
-    /** Stores a string. @param int $ttl Seconds; 0 or less: no expiry. */
+    /** Stores a string. @param int $ttl Seconds, at most 1000000000; 0 or less: no expiry. */
     function ephpm_kv_set(string $key, string $value, int $ttl = 0): bool {}
 
-    /** Stores a string only if the key is absent, atomically. @param int $ttl Seconds; 0 or less: no expiry. */
+    /** Stores a string only if the key is absent, atomically. @param int $ttl Seconds, at most 1000000000; 0 or less: no expiry. */
     function ephpm_kv_setnx(string $key, string $value, int $ttl = 0): bool {}
 
-    /** Deletes a key. @return int 1 if it existed, else 0. */
-    function ephpm_kv_del(string $key): int {}
+    /** Deletes a key. @return int|false 1 if it existed, else 0; false when the store failed. */
+    function ephpm_kv_del(string $key): int|false {}
 
     /** Deletes a key only if its value equals $token, atomically. */
     function ephpm_kv_del_if_eq(string $key, string $token): bool {}
@@ -523,14 +576,14 @@ namespace {
     /** Adds $by. @return int|false The new value; false when the value is not an integer or would overflow. */
     function ephpm_kv_incr_by(string $key, int $by): int|false {}
 
-    /** Sets the TTL in seconds. @return bool false when the key is absent or $ttl <= 0. */
+    /** Sets the TTL in seconds, at most 1000000000. @return bool false when the key is absent or $ttl <= 0. */
     function ephpm_kv_expire(string $key, int $ttl): bool {}
 
-    /** Seconds left, rounded up. @return int -2 when absent, -1 when it never expires. */
-    function ephpm_kv_ttl(string $key): int {}
+    /** Seconds left, rounded up. @return int|false -2 when absent, -1 when it never expires; false when the store failed. */
+    function ephpm_kv_ttl(string $key): int|false {}
 
-    /** Milliseconds left, rounded up. @return int -2 when absent, -1 when it never expires. */
-    function ephpm_kv_pttl(string $key): int {}
+    /** Milliseconds left, rounded up. @return int|false -2 when absent, -1 when it never expires; false when the store failed. */
+    function ephpm_kv_pttl(string $key): int|false {}
 
     /** Removes every key of the default store. */
     function ephpm_kv_flush_all(): bool {}
@@ -539,8 +592,8 @@ namespace {
      * Blocks until the key's version differs from $last_version (another process wrote
      * or deleted it), woken by a futex rather than by polling.
      *
-     * @param int $last_version The version seen last; 0 for "absent".
-     * @param int $timeout_ms How long to wait at most, in milliseconds.
+     * @param int $last_version The version seen last (not negative); 0 for "absent".
+     * @param int $timeout_ms How long to wait at most, in milliseconds, 0 to 1000000000000.
      * @return array|false ['version' => int, 'value' => ?string] (version 0 and value
      *         null when the key is gone), or false at the timeout.
      */
