@@ -48,6 +48,7 @@ ephpm.cluster.node_id => no value => no value
 ephpm.cluster.push_writes => 1 => 1
 ephpm.cluster.replication_factor => 2 => 2
 ephpm.cluster.secret => (set, not shown) => (set, not shown)
+ephpm.cluster.secret_file => no value => no value
 ephpm.cluster.seeds => no value => no value
 ephpm.cluster.small_key_threshold => 512 => 512
 ephpm.compress_threshold => 64K => 64K

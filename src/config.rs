@@ -33,7 +33,10 @@ pub struct ClusterSettings {
     pub data_addr: String,
     /// `ephpm.cluster.seeds`: comma-separated gossip addresses.
     pub seeds: String,
+    /// `ephpm.cluster.secret`: one secret, or several comma-separated while rotating.
     pub secret: String,
+    /// `ephpm.cluster.secret_file`: a file holding the secret(s), one per line.
+    pub secret_file: String,
     pub allow_insecure_no_auth: bool,
     pub replication_factor: u64,
     pub small_key_threshold: u64,
@@ -52,6 +55,7 @@ impl Default for ClusterSettings {
             data_addr: String::new(),
             seeds: String::new(),
             secret: String::new(),
+            secret_file: String::new(),
             allow_insecure_no_auth: false,
             replication_factor: 2,
             small_key_threshold: 512,

@@ -3,13 +3,11 @@
 //! store) and runs until it is stopped: SIGTERM or SIGINT stop the node and give the
 //! lease up at once.
 //!
-//! ```text
-//! ephpm-node --store NAME --gossip IP:PORT [--data IP:PORT] [--seed IP:PORT]...
-//!            [--node-id ID] [--secret-file PATH | env EPHPM_CLUSTER_SECRET]
-//!            [--allow-insecure-no-auth] [--replication-factor N]
-//!            [--small-key-threshold BYTES] [--gossip-interval-ms MS]
-//!            [--no-push] [--shm-dir DIR] [--shm-size BYTES]
-//! ```
+//! It behaves like a Unix tool: `--help` prints the usage on stdout and exits 0,
+//! `--version` prints the version, an unknown option or a missing value prints what is
+//! wrong and the usage on stderr and exits 2. Exit codes: 0 stopped by SIGTERM/SIGINT
+//! (or --help, --version), 1 the node cannot run (its settings, its secret), 2 a usage
+//! error.
 
 use std::process::ExitCode;
 
@@ -17,16 +15,35 @@ use ephpm::cluster::{NodeConfig, lease};
 use ephpm::config::{ClusterSettings, parse_size};
 use ephpm::store::shm::ShmOptions;
 
-fn usage(why: &str) -> ExitCode {
-    eprintln!("ephpm-node: {why}");
-    eprintln!(
-        "usage: ephpm-node --store NAME --gossip IP:PORT [--data IP:PORT] [--seed IP:PORT]... \
-         [--node-id ID] [--secret-file PATH] [--allow-insecure-no-auth] \
-         [--replication-factor N] [--small-key-threshold BYTES] [--gossip-interval-ms MS] \
-         [--no-push] [--shm-dir DIR] [--shm-size BYTES]\n\
-         The secret is read from --secret-file or from the environment variable \
-         EPHPM_CLUSTER_SECRET."
-    );
+const USAGE: &str = "\
+usage: ephpm-node --store NAME --gossip IP:PORT [options]
+
+Runs this host's ephpm cluster node for the host store NAME until SIGTERM or SIGINT.
+
+options:
+  --store NAME               the host store (as ephpm.store_name); default: default
+  --gossip IP:PORT           where gossip listens (UDP) and what peers are told
+  --data IP:PORT             the data plane (TCP); default: the gossip IP, any port
+  --seed IP:PORT             a node to join through (repeat for several)
+  --node-id ID               this node's id, the same across restarts; default: the host name
+  --secret-file PATH         the cluster secret(s), one per line, the first signing
+                             (default: the environment variable EPHPM_CLUSTER_SECRET,
+                             comma-separated); at least 128 bits: openssl rand -base64 32
+  --allow-insecure-no-auth   run without a secret: no authentication, no encryption
+  --replication-factor N     copies of each key, owner included (1-16; default 2)
+  --small-key-threshold B    entries up to B bytes also travel on gossip (default 512)
+  --gossip-interval-ms MS    milliseconds between gossip rounds (default 1000)
+  --no-push                  hosts other than the replicas learn writes by gossip only
+  --shm-dir DIR              where the user's private directory is (default /dev/shm)
+  --shm-size SIZE            the cluster segment's size when it is made (default 64M)
+  --help, -h                 this text
+  --version, -V              the version
+
+exit codes: 0 stopped by SIGTERM or SIGINT, 1 the node cannot run, 2 a usage error
+";
+
+fn usage_error(why: &str) -> ExitCode {
+    eprintln!("ephpm-node: {why}\n\n{USAGE}");
     ExitCode::from(2)
 }
 
@@ -40,20 +57,38 @@ fn main() -> ExitCode {
     let mut seeds = Vec::new();
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
-        if flag == "--allow-insecure-no-auth" {
-            s.allow_insecure_no_auth = true;
-            continue;
-        }
-        if flag == "--help" || flag == "-h" {
-            usage("runs this host's ephpm cluster node");
-            return ExitCode::SUCCESS;
-        }
-        if flag == "--no-push" {
-            s.push_writes = false;
-            continue;
+        match flag.as_str() {
+            "--help" | "-h" => {
+                print!("{USAGE}");
+                return ExitCode::SUCCESS;
+            }
+            "--version" | "-V" => {
+                println!("ephpm-node {}", env!("CARGO_PKG_VERSION"));
+                return ExitCode::SUCCESS;
+            }
+            "--allow-insecure-no-auth" => {
+                s.allow_insecure_no_auth = true;
+                continue;
+            }
+            "--no-push" => {
+                s.push_writes = false;
+                continue;
+            }
+            "--store"
+            | "--gossip"
+            | "--data"
+            | "--seed"
+            | "--node-id"
+            | "--secret-file"
+            | "--replication-factor"
+            | "--small-key-threshold"
+            | "--gossip-interval-ms"
+            | "--shm-dir"
+            | "--shm-size" => {}
+            _ => return usage_error(&format!("unknown option {flag}")),
         }
         let Some(value) = args.next() else {
-            return usage(&format!("{flag} needs a value"));
+            return usage_error(&format!("{flag} needs a value"));
         };
         let number = |v: &str| v.parse::<u64>().ok();
         match flag.as_str() {
@@ -62,38 +97,38 @@ fn main() -> ExitCode {
             "--data" => s.data_addr = value,
             "--seed" => seeds.push(value),
             "--node-id" => s.node_id = value,
-            "--secret-file" => match std::fs::read_to_string(&value) {
-                Ok(secret) => s.secret = secret.trim_end_matches(['\r', '\n']).to_string(),
-                Err(e) => return usage(&format!("cannot read {value}: {e}")),
-            },
+            "--secret-file" => {
+                s.secret_file = value;
+                s.secret.clear(); // the file, not the environment
+            }
             "--replication-factor" => match number(&value) {
                 Some(n) => s.replication_factor = n,
-                None => return usage("--replication-factor takes a number"),
+                None => return usage_error("--replication-factor takes a number"),
             },
             "--small-key-threshold" => match number(&value) {
                 Some(n) => s.small_key_threshold = n,
-                None => return usage("--small-key-threshold takes a number of bytes"),
+                None => return usage_error("--small-key-threshold takes a number of bytes"),
             },
             "--gossip-interval-ms" => match number(&value) {
                 Some(n) => s.gossip_interval_ms = n,
-                None => return usage("--gossip-interval-ms takes a number"),
+                None => return usage_error("--gossip-interval-ms takes a number"),
             },
             "--shm-dir" => store.dir = value.into(),
             "--shm-size" => match parse_size(&value) {
                 Some(n) => store.size = n,
-                None => return usage("--shm-size takes a size such as 64M"),
+                None => return usage_error("--shm-size takes a size such as 64M"),
             },
-            _ => return usage(&format!("unknown option {flag}")),
+            _ => unreachable!("every option that takes a value is listed above"),
         }
     }
     if let Err(e) = ephpm::store::dsn::valid_name(&store.name) {
-        return usage(&e.to_string());
+        return usage_error(&format!("--store: {e}"));
     }
     s.seeds = seeds.join(",");
     let cfg = match NodeConfig::from_settings(&s, store) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("ephpm-node: {e}");
+            eprintln!("ephpm-node: {}", in_our_words(&e.to_string()));
             return ExitCode::from(1);
         }
     };
@@ -132,6 +167,31 @@ fn main() -> ExitCode {
         }
         None => ExitCode::from(1),
     }
+}
+
+/// A settings error as ephpm-node's user knows the settings: by its own options, not by
+/// the php.ini names the shared checks use.
+fn in_our_words(message: &str) -> String {
+    [
+        ("ephpm.cluster.secret_file", "--secret-file"),
+        (
+            "ephpm.cluster.secret",
+            "the secret (--secret-file or EPHPM_CLUSTER_SECRET)",
+        ),
+        (
+            "ephpm.cluster.allow_insecure_no_auth=1",
+            "--allow-insecure-no-auth",
+        ),
+        ("ephpm.cluster.gossip_addr", "--gossip"),
+        ("ephpm.cluster.data_addr", "--data"),
+        ("ephpm.cluster.node_id", "--node-id"),
+        ("ephpm.cluster.replication_factor", "--replication-factor"),
+        ("ephpm.cluster.small_key_threshold", "--small-key-threshold"),
+        ("ephpm.cluster.gossip_interval", "--gossip-interval-ms"),
+        ("ephpm.shm_dir", "--shm-dir"),
+    ]
+    .iter()
+    .fold(message.to_string(), |m, (ini, flag)| m.replace(ini, flag))
 }
 
 /// SIGTERM (systemd, kill) or SIGINT (Ctrl-C); never, if they cannot be caught.

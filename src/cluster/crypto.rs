@@ -26,33 +26,36 @@ pub enum Plane {
     Data,
 }
 
-/// A sealing key, or none when the cluster runs without authentication
-/// (`ephpm.cluster.allow_insecure_no_auth`): then messages pass as they are.
+/// The keys of one plane, one per secret: the first seals, every one opens (a fleet in
+/// the middle of a rotation, see `secrets.rs`). None when the cluster runs without
+/// authentication (`ephpm.cluster.allow_insecure_no_auth`): then messages pass as they
+/// are.
 pub struct Sealer {
-    cipher: Option<ChaCha20Poly1305>,
+    ciphers: Vec<ChaCha20Poly1305>,
 }
 
 impl Sealer {
-    /// The key of `plane` for `secret`; an empty secret means no sealing.
-    pub fn new(secret: &[u8], plane: Plane) -> Self {
-        if secret.is_empty() {
-            return Sealer { cipher: None };
-        }
+    /// The keys of `plane` for `secrets`; no secrets means no sealing.
+    pub fn new(secrets: &[Vec<u8>], plane: Plane) -> Self {
         let info: &[u8] = match plane {
             Plane::Gossip => b"ephpm-gossip-v1",
             Plane::Data => b"ephpm-data-v1",
         };
-        let mut key = [0u8; 32];
-        Hkdf::<Sha256>::new(Some(SALT), secret)
-            .expand(info, &mut key)
-            .expect("32 bytes is a valid HKDF-SHA256 output length");
-        Sealer {
-            cipher: Some(ChaCha20Poly1305::new(&Key::from(key))),
-        }
+        let ciphers = secrets
+            .iter()
+            .map(|secret| {
+                let mut key = [0u8; 32];
+                Hkdf::<Sha256>::new(Some(SALT), secret)
+                    .expand(info, &mut key)
+                    .expect("32 bytes is a valid HKDF-SHA256 output length");
+                ChaCha20Poly1305::new(&Key::from(key))
+            })
+            .collect();
+        Sealer { ciphers }
     }
 
     pub fn seal(&self, plain: &[u8]) -> Vec<u8> {
-        let Some(cipher) = &self.cipher else {
+        let Some(cipher) = self.ciphers.first() else {
             return plain.to_vec();
         };
         let nonce = next_nonce();
@@ -68,15 +71,17 @@ impl Sealer {
     /// The plain message, or `None` when `sealed` was not sealed with this key (or was
     /// altered).
     pub fn open(&self, sealed: &[u8]) -> Option<Vec<u8>> {
-        let Some(cipher) = &self.cipher else {
+        if self.ciphers.is_empty() {
             return Some(sealed.to_vec());
-        };
+        }
         if sealed.len() < OVERHEAD {
             return None;
         }
         let (nonce, body) = sealed.split_at(12);
-        let nonce: [u8; 12] = nonce.try_into().ok()?;
-        cipher.decrypt(&Nonce::from(nonce), body).ok()
+        let nonce = Nonce::from(<[u8; 12]>::try_from(nonce).ok()?);
+        self.ciphers
+            .iter()
+            .find_map(|c| c.decrypt(&nonce, body).ok())
     }
 }
 
@@ -110,12 +115,28 @@ mod tests {
 
     #[test]
     fn a_sealed_message_opens_only_with_the_same_secret_and_plane() {
-        let a = Sealer::new(b"s3cret", Plane::Data);
+        let a = Sealer::new(&[b"s3cret".to_vec()], Plane::Data);
         let sealed = a.seal(b"hello");
         assert_eq!(sealed.len(), 5 + OVERHEAD);
         assert_eq!(a.open(&sealed).as_deref(), Some(&b"hello"[..]));
-        assert_eq!(Sealer::new(b"other", Plane::Data).open(&sealed), None);
-        assert_eq!(Sealer::new(b"s3cret", Plane::Gossip).open(&sealed), None);
+        assert_eq!(
+            Sealer::new(&[b"other".to_vec()], Plane::Data).open(&sealed),
+            None
+        );
+        assert_eq!(
+            Sealer::new(&[b"s3cret".to_vec()], Plane::Gossip).open(&sealed),
+            None
+        );
+        // Rotating: a node with (new, old) opens what either seals, and seals with new.
+        let both = Sealer::new(&[b"new".to_vec(), b"s3cret".to_vec()], Plane::Data);
+        assert_eq!(both.open(&sealed).as_deref(), Some(&b"hello"[..]));
+        let from_both = both.seal(b"hi");
+        assert_eq!(a.open(&from_both), None);
+        assert!(
+            Sealer::new(&[b"new".to_vec()], Plane::Data)
+                .open(&from_both)
+                .is_some()
+        );
         let mut altered = sealed.clone();
         altered[14] ^= 1;
         assert_eq!(a.open(&altered), None);
@@ -124,7 +145,7 @@ mod tests {
 
     #[test]
     fn nonces_never_repeat() {
-        let a = Sealer::new(b"k", Plane::Gossip);
+        let a = Sealer::new(&[b"k".to_vec()], Plane::Gossip);
         let x = a.seal(b"same");
         let y = a.seal(b"same");
         assert_ne!(x[..12], y[..12]);

@@ -24,6 +24,7 @@ pub mod lease;
 pub mod node;
 pub mod peers;
 pub mod placement;
+pub mod secrets;
 pub mod wire;
 
 use std::net::SocketAddr;
@@ -47,8 +48,10 @@ pub struct NodeConfig {
     pub data_addr: SocketAddr,
     /// `ephpm.cluster.seeds`: gossip addresses of nodes to join through.
     pub seeds: Vec<String>,
-    /// `ephpm.cluster.secret`: what every key is derived from. Required.
-    pub secret: Vec<u8>,
+    /// `ephpm.cluster.secret` (or `secret_file`): what every key is derived from; several
+    /// during a rotation, the first signing, all of them verifying. Required, each at
+    /// least 128 bits (see `secrets.rs`).
+    pub secrets: Vec<Vec<u8>>,
     /// `ephpm.cluster.allow_insecure_no_auth`: run without a secret (loudly).
     pub allow_insecure_no_auth: bool,
     /// `ephpm.cluster.replication_factor`: copies of each key, owner included.
@@ -73,7 +76,7 @@ impl NodeConfig {
             gossip_addr,
             data_addr: SocketAddr::new(gossip_addr.ip(), 0),
             seeds: Vec::new(),
-            secret: Vec::new(),
+            secrets: Vec::new(),
             allow_insecure_no_auth: false,
             replication_factor: 2,
             small_key_threshold: 512,
@@ -106,7 +109,7 @@ impl NodeConfig {
             .filter(|x| !x.is_empty())
             .map(String::from)
             .collect();
-        cfg.secret = s.secret.as_bytes().to_vec();
+        cfg.secrets = secrets::from_settings(s)?;
         cfg.allow_insecure_no_auth = s.allow_insecure_no_auth;
         cfg.push_writes = s.push_writes;
         cfg.replication_factor = s.replication_factor.min(usize::MAX as u64) as usize;
@@ -123,8 +126,11 @@ impl NodeConfig {
 
     /// Refuses to run without a secret unless told to, and checks the numbers.
     pub fn check(&self) -> Result<(), ClusterError> {
-        if self.secret.is_empty() && !self.allow_insecure_no_auth {
+        if self.secrets.is_empty() && !self.allow_insecure_no_auth {
             return Err(ClusterError::NoSecret);
+        }
+        for secret in &self.secrets {
+            secrets::check_strength(secret)?;
         }
         if self.node_id.is_empty() || self.node_id.len() > 255 {
             return Err(ClusterError::Config(

@@ -17,7 +17,8 @@
 //! | `ephpm.cluster.gossip_addr` | `127.0.0.1:7946` | SYSTEM | IP:PORT gossip listens on (UDP) and peers are told |
 //! | `ephpm.cluster.data_addr` | gossip IP, any port | SYSTEM | IP:PORT of the data plane (TCP); its address travels on gossip |
 //! | `ephpm.cluster.seeds` | empty | SYSTEM | comma-separated gossip addresses to join through |
-//! | `ephpm.cluster.secret` | empty | SYSTEM | the cluster's shared secret; required |
+//! | `ephpm.cluster.secret` | empty | SYSTEM | the cluster's shared secret (≥ 128 bits; several comma-separated while rotating: the first signs); required unless `secret_file` |
+//! | `ephpm.cluster.secret_file` | empty | SYSTEM | a file holding the secret(s), one per line: kept out of ini_get() and phpinfo() |
 //! | `ephpm.cluster.allow_insecure_no_auth` | `0` | SYSTEM | run without a secret: no authentication, no encryption |
 //! | `ephpm.cluster.replication_factor` | `2` | SYSTEM | copies of each key, owner included |
 //! | `ephpm.cluster.small_key_threshold` | `512` | SYSTEM | entries up to this many bytes also travel on gossip |
@@ -49,7 +50,7 @@ use crate::config::{ClusterSettings, Config, parse_size};
 /// php.ini, a pool's php_value/php_admin_value and .user.ini; never ini_set().
 const PERDIR: IniEntryPermission = IniEntryPermission::PerDir.union(IniEntryPermission::System);
 
-static ENTRIES: IniEntryDefs<21> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<22> = IniEntryDefs::new([
     IniEntryDef::new(c"ephpm.dsn", c"shm://", PERDIR),
     IniEntryDef::new(c"ephpm.store_name", c"default", PERDIR),
     IniEntryDef::new(c"ephpm.shm_size", c"64M", IniEntryPermission::System),
@@ -80,6 +81,11 @@ static ENTRIES: IniEntryDefs<21> = IniEntryDefs::new([
         displayer: Some(hide_value),
         ..IniEntryDef::new(c"ephpm.cluster.secret", c"", IniEntryPermission::System)
     },
+    IniEntryDef::new(
+        c"ephpm.cluster.secret_file",
+        c"",
+        IniEntryPermission::System,
+    ),
     IniEntryDef::new(
         c"ephpm.cluster.allow_insecure_no_auth",
         c"0",
@@ -189,6 +195,7 @@ pub fn register(module_number: i32) {
         data_addr: get("ephpm.cluster.data_addr"),
         seeds: get("ephpm.cluster.seeds"),
         secret: get("ephpm.cluster.secret"),
+        secret_file: get("ephpm.cluster.secret_file"),
         allow_insecure_no_auth: flag("ephpm.cluster.allow_insecure_no_auth"),
         replication_factor: count(
             "ephpm.cluster.replication_factor",

@@ -125,7 +125,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
             .map_err(|e| fail("socket mode", &e))?;
     }
-    if cfg.secret.is_empty() {
+    if cfg.secrets.is_empty() {
         eprintln!(
             "ephpm: WARNING: cluster node {} runs WITHOUT AUTHENTICATION OR ENCRYPTION \
              (ephpm.cluster.allow_insecure_no_auth=1): anyone who can reach {} and {} can \
@@ -139,7 +139,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         id: id.clone(),
         local,
         clock: HybridClock::default(),
-        peers: Peers::new(Sealer::new(&cfg.secret, Plane::Data)),
+        peers: Peers::new(Sealer::new(&cfg.secrets, Plane::Data)),
         view: RwLock::new(View {
             members: Members::new([id.clone()]),
             addrs: HashMap::from([(id.clone(), data_addr)]),
@@ -172,7 +172,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         extra_liveness_predicate: None,
     };
     let transport = SealedUdp {
-        sealer: Arc::new(Sealer::new(&cfg.secret, Plane::Gossip)),
+        sealer: Arc::new(Sealer::new(&cfg.secrets, Plane::Gossip)),
         dropped,
     };
     let handle = chitchat::spawn_chitchat(

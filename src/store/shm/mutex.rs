@@ -122,8 +122,16 @@ pub unsafe fn lock(
         if !unsafe { kind_is_ours(m) } {
             return Err(Ok(Stuck::Broken { word }));
         }
+        // The uncontended case first: no clock read, no deadline.
+        // SAFETY: forwarded to the caller.
+        let tried = match unsafe { libc::pthread_mutex_trylock(m) } {
+            libc::EBUSY => None,
+            rc => Some(rc),
+        };
         // SAFETY: forwarded to the caller; `deadline` is a valid timespec on our stack.
-        match unsafe { libc::pthread_mutex_timedlock(m, &deadline(SLICE)) } {
+        let rc =
+            tried.unwrap_or_else(|| unsafe { libc::pthread_mutex_timedlock(m, &deadline(SLICE)) });
+        match rc {
             0 => return Ok(Acquired::Clean),
             libc::EOWNERDEAD => return Ok(Acquired::OwnerDied),
             libc::ETIMEDOUT => {

@@ -1,0 +1,129 @@
+//! The cluster's secrets: where they come from and how strong they must be.
+//!
+//! Every key of the cluster is derived from a secret (`crypto.rs`), so a guessable one
+//! is an open cluster. A secret must carry at least 128 bits: 16 bytes written as base64
+//! (22 or more characters, what `openssl rand -base64 32` prints), as hex (32 or more
+//! digits), or any other string of 32 or more characters.
+//!
+//! Several secrets may be given at once — `ephpm.cluster.secret = "NEW,OLD"`, or one per
+//! line of `ephpm.cluster.secret_file` — so that a fleet rotates without downtime: the
+//! first one signs what this node sends, every one of them is accepted from peers. Move
+//! every node to "NEW,OLD", then to "NEW" alone. The file keeps the secret out of
+//! `ini_get()`, phpinfo() and `php --re`.
+
+use base64::Engine;
+
+use super::ClusterError;
+use crate::config::ClusterSettings;
+
+/// Bytes of key material a secret must carry.
+const MIN_BYTES: usize = 16;
+
+const HOW: &str = "make one with `openssl rand -base64 32`";
+
+/// The secrets the settings name, first one first: the file's lines when
+/// `secret_file` is set, else the comma-separated `secret`.
+pub fn from_settings(s: &ClusterSettings) -> Result<Vec<Vec<u8>>, ClusterError> {
+    let listed: Vec<String> = if s.secret_file.trim().is_empty() {
+        s.secret.split(',').map(str::to_string).collect()
+    } else {
+        let path = s.secret_file.trim();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ClusterError::Config(format!(
+                "ephpm.cluster.secret_file {path} cannot be read: {e}; put the secret in it \
+                 (one per line while rotating), readable only by this user: \
+                 openssl rand -base64 32 > {path}"
+            ))
+        })?;
+        if !s.secret.is_empty() {
+            return Err(ClusterError::Config(
+                "ephpm.cluster.secret and ephpm.cluster.secret_file are both set: keep one".into(),
+            ));
+        }
+        text.lines().map(str::to_string).collect()
+    };
+    Ok(listed
+        .iter()
+        .map(|x| x.trim())
+        .filter(|x| !x.is_empty())
+        .map(|x| x.as_bytes().to_vec())
+        .collect())
+}
+
+/// Refuses a secret with less than 128 bits (see the module doc).
+pub fn check_strength(secret: &[u8]) -> Result<(), ClusterError> {
+    let decoded = |engine: &base64::engine::GeneralPurpose| engine.decode(secret).ok();
+    let base64_bytes = decoded(&base64::engine::general_purpose::STANDARD)
+        .or_else(|| decoded(&base64::engine::general_purpose::STANDARD_NO_PAD))
+        .map_or(0, |b| b.len());
+    let hex_bytes = if secret.iter().all(u8::is_ascii_hexdigit) {
+        secret.len() / 2
+    } else {
+        0
+    };
+    let strong =
+        base64_bytes >= MIN_BYTES || hex_bytes >= MIN_BYTES || secret.len() >= 2 * MIN_BYTES;
+    if strong {
+        return Ok(());
+    }
+    Err(ClusterError::Config(format!(
+        "a cluster secret of {} characters is too weak: it needs at least 128 bits (16 random \
+         bytes: 22+ base64 characters, 32+ hex digits or 32+ characters); {HOW}",
+        secret.len()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weak_secrets_are_refused_and_strong_ones_taken() {
+        for weak in [
+            "",
+            "x",
+            " ",
+            "hunter2",
+            "phpt-cluster-secret",
+            "0123456789abcdef",
+        ] {
+            assert!(check_strength(weak.as_bytes()).is_err(), "{weak:?}");
+        }
+        for strong in [
+            "q0LUS+cgzC3pWrhNN6Y1yUqDB7cOhHAtjCDQmjHUOSc=", // openssl rand -base64 32
+            "q0LUS+cgzC3pWrhNN6Y1yQ",                       // 16 bytes, unpadded
+            "00112233445566778899aabbccddeeff",             // 16 bytes of hex
+            "correct horse battery staple and more",        // 32+ characters
+        ] {
+            assert!(check_strength(strong.as_bytes()).is_ok(), "{strong:?}");
+        }
+    }
+
+    #[test]
+    fn several_secrets_come_first_one_first() {
+        let s = ClusterSettings {
+            secret: " new-one , old-one ,".into(),
+            ..ClusterSettings::default()
+        };
+        assert_eq!(
+            from_settings(&s).unwrap_or_default(),
+            vec![b"new-one".to_vec(), b"old-one".to_vec()]
+        );
+    }
+
+    #[test]
+    fn a_missing_secret_file_says_how_to_make_one() {
+        let s = ClusterSettings {
+            secret_file: "/nonexistent/ephpm.secret".into(),
+            ..ClusterSettings::default()
+        };
+        let e = from_settings(&s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("/nonexistent/ephpm.secret") && e.contains("openssl rand"),
+            "{e}"
+        );
+    }
+}
