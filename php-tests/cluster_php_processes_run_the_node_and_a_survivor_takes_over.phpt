@@ -9,7 +9,7 @@ if (!function_exists('proc_open')) die('skip proc_open is disabled');
 <?php
 $name = 'phpt_lease' . getmypid();
 $port = 20000 + getmypid() % 20000;
-$ini = ['-d', 'ephpm.cluster.enabled=1', '-d', 'ephpm.cluster.secret=cGhwdC1zZWNyZXQtb2YtMTI4LWJpdHMtb3ItbW9yZQ==', '-d', "ephpm.cluster.gossip_addr=127.0.0.1:$port",
+$ini = ['-d', 'ephpm.cluster.enabled=1', '-d', 'ephpm.cluster.secret=cGhwdC1zZWNyZXQtb2YtMTI4LWJpdHMtb3ItbW9yZQ', '-d', "ephpm.cluster.gossip_addr=127.0.0.1:$port",
         '-d', 'ephpm.cluster.node_id=lease-test', '-d', 'ephpm.cluster.gossip_interval=100', '-d', 'ephpm.shm_size=4M'];
 // A worker: opens the store (which starts its lease keeper), says so, then idles until
 // its stdin closes, and exits normally.

@@ -24,7 +24,7 @@ if [ "$backend" = redis ]; then
     ini+=(-d "ephpm.dsn=unix://$tmp/redis.sock")
 fi
 if [ "$backend" = cluster ]; then
-    ini+=(-d "ephpm.dsn=cluster://" -d ephpm.cluster.enabled=1 -d ephpm.cluster.secret=ZnBtLXN1aXRlLWNsdXN0ZXItc2VjcmV0LTEyOA==
+    ini+=(-d "ephpm.dsn=cluster://" -d ephpm.cluster.enabled=1 -d ephpm.cluster.secret=ZnBtLXN1aXRlLWNsdXN0ZXItc2VjcmV0LTEyOA
           -d "ephpm.cluster.gossip_addr=127.0.0.1:$((20000 + RANDOM % 20000))" -d ephpm.cluster.node_id=fpm)
 fi
 cat > "$tmp/fpm.conf" <<CONF

@@ -22,7 +22,7 @@ start_cluster() {
     root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
     for i in $(seq "$n"); do
         port=$((20000 + RANDOM % 20000))
-        EPHPM_CLUSTER_SECRET=cGhwdC1jbHVzdGVyLXNlY3JldC0xMjgtYml0cw== setsid "$root/target/release/ephpm-node" \
+        EPHPM_CLUSTER_SECRET=cGhwdC1jbHVzdGVyLXNlY3JldC0xMjgtYml0cw setsid "$root/target/release/ephpm-node" \
             --store "$name-$i" --node-id "node-$i" --gossip "127.0.0.$i:$port" \
             --gossip-interval-ms 100 --shm-size 16M $seed >"$dir/node-$i.log" 2>&1 &
         echo $! >"$dir/node-$i.pid"

@@ -59,4 +59,34 @@ check "all names squatted: the error names the squatter's uid and ephpm.shm_dir"
 mkdir "$tmp/victim-shm"; chown "$victim" "$tmp/victim-shm"; chmod 700 "$tmp/victim-shm"
 check "with ephpm.shm_dir set to its own directory the victim works again" "'ok'" \
     "$(php_as "$victim" '$kv = new Ephpm\Kv(); $kv->set("k", "ok"); var_export($kv->get("k"));' -d "ephpm.shm_dir=$tmp/victim-shm")"
+
+# The cluster's node socket: the squatter listens at the names a victim's node could use
+# (a directory of the victim's sequence with the socket in it, and the name earlier
+# builds used) and records what arrives. The victim's processes run their own node in
+# their own private directory; nothing they write reaches the squatter.
+rm -rf /dev/shm/ephpm-"$vuid"-*
+cstore="cusers_$$"; log="$tmp/trap/received.log"
+runuser -u "$other" -- php -n -r '
+    $paths = array_slice($argv, 1); $log = array_shift($paths); $servers = [];
+    foreach ($paths as $p) { @unlink($p); $servers[] = stream_socket_server("unix://$p"); chmod($p, 0777); }
+    touch($log); $end = microtime(true) + 60;
+    while (microtime(true) < $end && !file_exists("$log.stop")) {
+        $r = $servers; $w = $e = null;
+        if (@stream_select($r, $w, $e, 0, 200000) > 0) {
+            foreach ($r as $s) { $c = @stream_socket_accept($s, 0); if ($c) { file_put_contents($log, fread($c, 65536) . "\n", FILE_APPEND); } }
+        }
+    }' "$log" "/dev/shm/ephpm-$vuid/$cstore.cluster.sock" "/dev/shm/ephpm.$vuid.$cstore.cluster.sock" &
+squatter=$!
+for _ in $(seq 100); do [ -S "/dev/shm/ephpm-$vuid/$cstore.cluster.sock" ] && break; sleep 0.05; done
+secret=dXNlci1zdWl0ZS1jbHVzdGVyLXNlY3JldC0xMjgtYml0cw
+port=$((20000 + RANDOM % 20000))
+out=$(php_as "$victim" '$kv = new Ephpm\Kv("cluster://'"$cstore"'?timeout=10");
+    $kv->set("password", "hunter2-victim"); var_export([$kv->add("lock", "mine", 30), $kv->add("lock", "again", 30), $kv->get("password")]);' \
+    -d ephpm.cluster.enabled=1 -d "ephpm.cluster.secret=$secret" -d "ephpm.cluster.gossip_addr=127.0.0.1:$port" -d ephpm.cluster.node_id=victim)
+touch "$log.stop"; wait "$squatter" 2>/dev/null
+check "the victim's cluster store works with the squatter listening first" "array ( 0 => true, 1 => false, 2 => 'hunter2-victim', )" \
+    "$(echo "$out" | grep -v '^ephpm: cluster node' | tr -s ' \n' ' ' | sed 's/ *$//')"
+check "nothing the victim sent reached the squatter's sockets" "" "$(tr -d '\n' < "$log")"
+check "the victim's cluster segment (and its node's socket) are in its own private directory" "$victim 700" \
+    "$(stat -c '%U %a' "$(dirname "$(ls /dev/shm/ephpm-"$vuid"-*/"$cstore".cluster)")")"
 summary users

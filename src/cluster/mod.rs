@@ -22,6 +22,7 @@ pub mod entry;
 pub mod gossip;
 pub mod lease;
 pub mod node;
+pub mod peercred;
 pub mod peers;
 pub mod placement;
 pub mod secrets;

@@ -6,12 +6,13 @@
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::shm::{ShmOptions, ShmStore, open_shared};
+use super::shm::{ShmOptions, ShmStore, euid, open_shared};
 use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value, bytes};
 use crate::cluster::entry::{self, State};
 use crate::cluster::wire::{self, Entry, Failure, Op, Response, Route};
+use crate::cluster::peercred::peer_uid;
 use crate::cluster::{segment_options, socket_path};
 
 pub struct ClusterStore {
@@ -54,11 +55,16 @@ impl ClusterStore {
     /// One request to the node. A kept connection that fails before any answer is
     /// replaced once for a read (the node may have been restarted); a write that fails
     /// is `Unavailable`, since it may have landed.
+    ///
+    /// The whole call — connecting, sending, the answer — is bounded by the store's
+    /// timeout (plus the wait a `Wait` asks for): a node that is stopped (SIGSTOP) or
+    /// stuck makes the call `Unavailable` within it, never later.
     fn call(&self, op: &Op) -> Result<Response> {
         let wait = match op {
             Op::Wait { timeout, .. } => *timeout,
             _ => Duration::ZERO,
         };
+        let deadline = Instant::now() + wait + self.timeout;
         let idempotent = matches!(
             op,
             Op::Read { .. } | Op::Wait { .. } | Op::Stats | Op::Members
@@ -74,14 +80,14 @@ impl ClusterStore {
             let was_kept = kept.is_some();
             let mut conn = match kept {
                 Some(c) => c,
-                None => self.connect()?,
+                None => self.connect(deadline)?,
             };
-            // The node may itself wait `timeout` for the owner, and twice when views differ.
-            let limit = wait + self.timeout * 3;
-            let _ = conn.set_read_timeout(Some(limit));
-            let _ = conn.set_write_timeout(Some(self.timeout));
-            let answer =
-                wire::write_frame(&mut conn, &body).and_then(|_| wire::read_frame(&mut conn));
+            let answer = remaining(deadline)
+                .and_then(|left| conn.set_write_timeout(Some(left)))
+                .and_then(|()| wire::write_frame(&mut conn, &body))
+                .and_then(|_| remaining(deadline))
+                .and_then(|left| conn.set_read_timeout(Some(left)))
+                .and_then(|()| wire::read_frame(&mut conn));
             match answer {
                 Ok(frame) => {
                     let response = wire::decode_response(&frame).ok_or_else(|| {
@@ -93,7 +99,7 @@ impl ClusterStore {
                         .push((pid, conn));
                     return failure(response);
                 }
-                Err(_) if was_kept && idempotent => continue,
+                Err(_) if was_kept && idempotent && Instant::now() < deadline => continue,
                 Err(e) => return Err(self.unavailable(e.to_string())),
             }
         }
@@ -107,15 +113,25 @@ impl ClusterStore {
         }
     }
 
-    /// Connects to the node, waiting up to the timeout for one to serve: a node is
+    /// Connects to the node, waiting until `deadline` for one to serve: a node is
     /// starting (this host's first process, or a takeover after its holder died). Nothing
-    /// was sent yet, so waiting is safe for every request.
-    fn connect(&self) -> Result<UnixStream> {
-        let deadline = std::time::Instant::now() + self.timeout;
+    /// was sent yet, so waiting is safe for every request. The node must be a process of
+    /// this user (SO_PEERCRED): anything else listening there is refused, never spoken to.
+    fn connect(&self, deadline: Instant) -> Result<UnixStream> {
         loop {
             match UnixStream::connect(&self.socket) {
-                Ok(c) => return Ok(c),
-                Err(e) if std::time::Instant::now() >= deadline => {
+                Ok(c) => {
+                    let uid = peer_uid(&c).map_err(|e| self.unavailable(e.to_string()))?;
+                    if uid != euid() {
+                        return Err(self.unavailable(format!(
+                            "the process listening there is uid {uid}, not this user ({}): \
+                             refusing to talk to it; remove the socket",
+                            euid()
+                        )));
+                    }
+                    return Ok(c);
+                }
+                Err(e) if Instant::now() >= deadline => {
                     return Err(self.unavailable(format!("no node serves this host's store ({e})")));
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(20)),
@@ -157,6 +173,14 @@ impl ClusterStore {
             }
         })?;
         Ok(version)
+    }
+}
+
+/// What is left until `deadline`, or a timeout error when nothing is.
+fn remaining(deadline: Instant) -> std::io::Result<Duration> {
+    match deadline.checked_duration_since(Instant::now()) {
+        Some(left) if !left.is_zero() => Ok(left),
+        _ => Err(std::io::ErrorKind::TimedOut.into()),
     }
 }
 

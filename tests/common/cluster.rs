@@ -15,7 +15,7 @@ use ephpm::store::shm::ShmOptions;
 
 use super::TestDir;
 
-pub const SECRET: &str = "dGVzdC1jbHVzdGVyLXNlY3JldC0xMjgtYml0cw==";
+pub const SECRET: &str = "dGVzdC1jbHVzdGVyLXNlY3JldC0xMjgtYml0cw";
 
 pub struct TestNode {
     pub index: u8,
