@@ -15,6 +15,9 @@ $name = 'phpt_nosecret' . getmypid();
 $out = $run($php, 'try { new Ephpm\Kv("cluster://' . $name . '"); } catch (Ephpm\StoreException $e) { echo get_class($e), ": ", $e->getMessage(), "\n"; }');
 echo 'startup warning: ', var_export(str_contains($out, 'Warning: PHP Startup: ephpm: the cluster node cannot run: ephpm.cluster.secret is empty'), true), "\n";
 echo 'exception: ', var_export(str_contains($out, 'Ephpm\StoreException: Ephpm\Kv::__construct(): ephpm.cluster.secret is empty'), true), "\n";
+$info = $run([...$php, '-d', "ephpm.dsn=cluster://$name"], 'phpinfo(INFO_MODULES);');
+echo 'php --ri: ', var_export(str_contains($info, 'backend => not created yet'), true), "\n";
+echo 'the failed open and phpinfo left no file: ', var_export(glob("/dev/shm/ephpm-*/$name*") === [] && glob("/dev/shm/ephpm*$name*") === [], true), "\n";
 $port = 20000 + getmypid() % 20000;
 $out = $run([...$php, '-d', 'ephpm.cluster.allow_insecure_no_auth=1', '-d', "ephpm.cluster.gossip_addr=127.0.0.1:$port"],
     '$kv = new Ephpm\Kv("cluster://' . $name . '?timeout=1"); for ($i = 0; $i < 100; $i++) { try { $kv->set("k", 1); echo "served\n"; break; } catch (Ephpm\StoreUnavailable) { usleep(50000); } }');
@@ -24,5 +27,7 @@ foreach (glob("/dev/shm/ephpm-*/$name.cluster*") as $f) { unlink($f); }
 --EXPECT--
 startup warning: true
 exception: true
+php --ri: true
+the failed open and phpinfo left no file: true
 insecure node serves: true
 and warns loudly: true
