@@ -185,15 +185,12 @@ impl Source<Zval> for Entry<'_> {
         match seconds.and_then(seconds_within_limit) {
             Some(d) => Step::Got((value, d)),
             None => {
-                let given = match seconds {
-                    Some(s) => s.to_string(),
-                    None => type_name(set),
-                };
                 super::error::throw_new(
                     ext_php_rs::zend::ce::value_error(),
                     format!(
-                        "Ephpm\\StaleCache: the $ttl set by the compute callable for \"{}\" must be a number between 0 and {MAX_SECONDS}, {given} given",
+                        "Ephpm\\StaleCache: the $ttl set by the compute callable for \"{}\" must be a number between 0 and {MAX_SECONDS}, {} given",
                         self.shown(),
+                        type_name(set)
                     ),
                 );
                 Step::Failed
