@@ -1,11 +1,17 @@
-//! Sealing what crosses the network: ChaCha20-Poly1305, with one key per plane derived
-//! from `ephpm.cluster.secret` by HKDF-SHA256, so that a datagram of one plane is never
-//! accepted by the other. A sealed message is `[nonce 12][ciphertext][tag 16]`; one that
-//! fails authentication is dropped by the caller.
+//! Sealing what crosses the network, with ChaCha20-Poly1305 and keys derived from
+//! `ephpm.cluster.secret` by HKDF-SHA256.
 //!
-//! Nonces are a random 64-bit prefix drawn per process and a 32-bit counter: unique per
-//! key as long as no two processes draw the same prefix (odds about n²/2⁶⁵). A new prefix
-//! is drawn when the counter wraps.
+//! - Gossip datagrams (`Sealer`): one key per secret, labelled for gossip only. A sealed
+//!   datagram is `[nonce 12][ciphertext][tag 16]`; one that fails authentication is
+//!   dropped by the caller, and freshness (no replays) is `gossip/freshness.rs`'s job.
+//! - Data-plane connections (`session.rs`): keys of their own per connection, agreed
+//!   from both sides' nonces, and a sequence number per frame.
+//!
+//! Gossip nonces are a random 64-bit prefix drawn per process and a 32-bit counter:
+//! unique per key as long as no two processes draw the same prefix (odds about n²/2⁶⁵).
+//! A new prefix is drawn when the counter wraps.
+
+pub mod session;
 
 use std::sync::Mutex;
 
@@ -18,15 +24,11 @@ use sha2::Sha256;
 pub const OVERHEAD: usize = 12 + 16;
 
 const SALT: &[u8] = b"ephpm-cluster";
+/// v2: datagrams carry a freshness header (`gossip/freshness.rs`); a v1 node's are
+/// refused as unauthentic rather than misread.
+const GOSSIP_INFO: &[u8] = b"ephpm-gossip-v2";
 
-/// Which plane a key seals: each gets its own.
-#[derive(Debug, Clone, Copy)]
-pub enum Plane {
-    Gossip,
-    Data,
-}
-
-/// The keys of one plane, one per secret: the first seals, every one opens (a fleet in
+/// The gossip keys, one per secret: the first seals, every one opens (a fleet in
 /// the middle of a rotation, see `secrets.rs`). None when the cluster runs without
 /// authentication (`ephpm.cluster.allow_insecure_no_auth`): then messages pass as they
 /// are.
@@ -35,18 +37,14 @@ pub struct Sealer {
 }
 
 impl Sealer {
-    /// The keys of `plane` for `secrets`; no secrets means no sealing.
-    pub fn new(secrets: &[Vec<u8>], plane: Plane) -> Self {
-        let info: &[u8] = match plane {
-            Plane::Gossip => b"ephpm-gossip-v1",
-            Plane::Data => b"ephpm-data-v1",
-        };
+    /// The keys for `secrets`; no secrets means no sealing.
+    pub fn new(secrets: &[Vec<u8>]) -> Self {
         let ciphers = secrets
             .iter()
             .map(|secret| {
                 let mut key = [0u8; 32];
                 Hkdf::<Sha256>::new(Some(SALT), secret)
-                    .expand(info, &mut key)
+                    .expand(GOSSIP_INFO, &mut key)
                     .expect("32 bytes is a valid HKDF-SHA256 output length");
                 ChaCha20Poly1305::new(&Key::from(key))
             })
@@ -114,29 +112,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_sealed_message_opens_only_with_the_same_secret_and_plane() {
-        let a = Sealer::new(&[b"s3cret".to_vec()], Plane::Data);
+    fn a_sealed_message_opens_only_with_the_same_secret() {
+        let a = Sealer::new(&[b"s3cret".to_vec()]);
         let sealed = a.seal(b"hello");
         assert_eq!(sealed.len(), 5 + OVERHEAD);
         assert_eq!(a.open(&sealed).as_deref(), Some(&b"hello"[..]));
-        assert_eq!(
-            Sealer::new(&[b"other".to_vec()], Plane::Data).open(&sealed),
-            None
-        );
-        assert_eq!(
-            Sealer::new(&[b"s3cret".to_vec()], Plane::Gossip).open(&sealed),
-            None
-        );
+        assert_eq!(Sealer::new(&[b"other".to_vec()]).open(&sealed), None);
         // Rotating: a node with (new, old) opens what either seals, and seals with new.
-        let both = Sealer::new(&[b"new".to_vec(), b"s3cret".to_vec()], Plane::Data);
+        let both = Sealer::new(&[b"new".to_vec(), b"s3cret".to_vec()]);
         assert_eq!(both.open(&sealed).as_deref(), Some(&b"hello"[..]));
         let from_both = both.seal(b"hi");
         assert_eq!(a.open(&from_both), None);
-        assert!(
-            Sealer::new(&[b"new".to_vec()], Plane::Data)
-                .open(&from_both)
-                .is_some()
-        );
+        assert!(Sealer::new(&[b"new".to_vec()]).open(&from_both).is_some());
         let mut altered = sealed.clone();
         altered[14] ^= 1;
         assert_eq!(a.open(&altered), None);
@@ -145,7 +132,7 @@ mod tests {
 
     #[test]
     fn nonces_never_repeat() {
-        let a = Sealer::new(&[b"k".to_vec()], Plane::Gossip);
+        let a = Sealer::new(&[b"k".to_vec()]);
         let x = a.seal(b"same");
         let y = a.seal(b"same");
         assert_ne!(x[..12], y[..12]);

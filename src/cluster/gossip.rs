@@ -9,6 +9,11 @@
 //! an older stamp. Published keys are bounded (`MAX_PUBLISHED`) and collected once
 //! expired, or a grace period after their delete, so one node's state stays far below
 //! the ~65 KB that one gossip key+value may take (a larger one would stop its gossip).
+//!
+//! Every datagram is sealed (`crypto.rs`) and carries a freshness header inside the
+//! seal (`freshness.rs`): one played again, or later, is dropped and counted.
+
+mod freshness;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,7 +24,9 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use chitchat::transport::{Socket, Transport};
 use chitchat::{ChitchatMessage, Deserializable, Serializable};
 
+use super::clock::now_micros;
 use super::crypto::Sealer;
+use freshness::{Receiver, Stamper};
 
 /// The prefix of published keys in a node's gossip state.
 pub const KEY_PREFIX: &str = "k:";
@@ -48,24 +55,30 @@ pub fn parse_value(value: &str) -> Option<(Vec<u8>, u64)> {
     Some((STANDARD.decode(entry).ok()?, expiry.parse().ok()?))
 }
 
-/// chitchat's UDP transport with every datagram sealed (`crypto.rs`). A datagram that
-/// does not open with the cluster's key is dropped and counted: a node with another
-/// secret never becomes a member.
+/// chitchat's UDP transport with every datagram sealed (`crypto.rs`) and stamped
+/// (`freshness.rs`). A datagram that does not open with the cluster's key is dropped and
+/// counted in `dropped`: a node with another secret never becomes a member. One that
+/// opens but is stale or already seen is dropped and counted in `replayed`.
 pub struct SealedUdp {
     pub sealer: std::sync::Arc<Sealer>,
     pub dropped: std::sync::Arc<AtomicU64>,
+    pub replayed: std::sync::Arc<AtomicU64>,
 }
 
 struct SealedSocket {
     socket: tokio::net::UdpSocket,
     sealer: std::sync::Arc<Sealer>,
     dropped: std::sync::Arc<AtomicU64>,
+    replayed: std::sync::Arc<AtomicU64>,
+    stamper: Stamper,
+    seen: Receiver,
     buf: Vec<u8>,
 }
 
 /// The largest UDP payload; chitchat sizes its messages for it, and zstd keeps real
 /// datagrams far enough below it that the seal's 28 bytes fit (measured in the research
-/// spike); a message that would not fit is dropped rather than sent truncated.
+/// spike), and the freshness header's 24; a message that would not fit is dropped
+/// rather than sent truncated.
 const MAX_DATAGRAM: usize = 65_507;
 
 #[async_trait]
@@ -78,6 +91,9 @@ impl Transport for SealedUdp {
             socket,
             sealer: self.sealer.clone(),
             dropped: self.dropped.clone(),
+            replayed: self.replayed.clone(),
+            stamper: Stamper::new(),
+            seen: Receiver::default(),
             buf: vec![0; MAX_DATAGRAM],
         }))
     }
@@ -86,7 +102,9 @@ impl Transport for SealedUdp {
 #[async_trait]
 impl Socket for SealedSocket {
     async fn send(&mut self, to: SocketAddr, msg: ChitchatMessage) -> anyhow::Result<()> {
-        let sealed = self.sealer.seal(&msg.serialize_to_vec());
+        let mut plain = self.stamper.header(now_micros()).to_vec();
+        plain.extend_from_slice(&msg.serialize_to_vec());
+        let sealed = self.sealer.seal(&plain);
         if sealed.len() > MAX_DATAGRAM {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Ok(());
@@ -104,13 +122,17 @@ impl Socket for SealedSocket {
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => continue,
                 Err(e) => return Err(anyhow::anyhow!("the gossip socket failed: {e}")),
             };
-            let message = self
-                .sealer
-                .open(&self.buf[..len])
-                .and_then(|plain| ChitchatMessage::deserialize(&mut &plain[..]).ok());
-            match message {
-                Some(m) => return Ok((from, m)),
-                None => {
+            let Some(plain) = self.sealer.open(&self.buf[..len]) else {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            let Some(fresh) = self.seen.accept(&plain, now_micros()) else {
+                self.replayed.fetch_add(1, Ordering::Relaxed);
+                continue;
+            };
+            match ChitchatMessage::deserialize(&mut &fresh[..]) {
+                Ok(m) => return Ok((from, m)),
+                Err(_) => {
                     self.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }

@@ -1,39 +1,53 @@
-//! The data plane's client side: sealed request/response frames to other nodes over
-//! TCP, on connections kept per peer. A kept connection that the peer closed (it
-//! restarted) is noticed before it is used, so a request is never sent down a dead one.
+//! The data plane's client side: request/response frames to other nodes over TCP, each
+//! connection with a session of its own (`crypto/session.rs`: fresh keys, a sequence
+//! number per frame), kept per peer. A kept connection that the peer closed (it
+//! restarted, or timed it out) is noticed before it is used, so a request is never sent
+//! down a dead one.
 
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
-use super::crypto::Sealer;
+use super::crypto::session::{self, Session};
 use super::wire::{self, Op, Response, Route};
 
 pub struct Peers {
-    sealer: Sealer,
-    idle: Mutex<HashMap<SocketAddr, Vec<TcpStream>>>,
+    secrets: Vec<Vec<u8>>,
+    idle: Mutex<HashMap<SocketAddr, Vec<Kept>>>,
+}
+
+struct Kept {
+    conn: TcpStream,
+    session: Session,
+    since: Instant,
 }
 
 /// At most this many idle connections are kept per peer.
 const KEEP: usize = 8;
+/// A kept connection idle longer than this is closed rather than used: well below the
+/// time after which the other side closes it (`node/serve.rs`, `IDLE`), so a request is
+/// never sent just as the peer hangs up.
+const KEEP_FOR: Duration = Duration::from_secs(20);
 
 impl Peers {
-    pub fn new(sealer: Sealer) -> Self {
+    /// Connections that prove `secrets` (the first; see `session.rs`); none: plain.
+    pub fn new(secrets: &[Vec<u8>]) -> Self {
         Peers {
-            sealer,
+            secrets: secrets.to_vec(),
             idle: Mutex::new(HashMap::new()),
         }
     }
 
-    pub fn sealer(&self) -> &Sealer {
-        &self.sealer
+    pub fn secrets(&self) -> &[Vec<u8>] {
+        &self.secrets
     }
 
-    /// Sends one request and waits at most `timeout` for the whole exchange.
+    /// Sends one request and waits at most `timeout` for the whole exchange (a new
+    /// connection's handshake included).
     pub async fn ask(
         &self,
         addr: SocketAddr,
@@ -48,46 +62,50 @@ impl Peers {
         }
     }
 
-    async fn exchange(&self, addr: SocketAddr, route: Route, op: &Op) -> io::Result<Response> {
-        let mut conn = match self.take(addr) {
-            Some(c) => c,
+    async fn exchange(
+        &self,
+        addr: SocketAddr,
+        route: Route,
+        op: &Op,
+    ) -> Result<Response, session::Refused> {
+        let (mut conn, mut session) = match self.take(addr) {
+            Some(k) => (k.conn, k.session),
             None => {
-                let c = TcpStream::connect(addr).await?;
+                let mut c = TcpStream::connect(addr).await?;
                 c.set_nodelay(true)?;
-                c
+                let s = session::initiate(&mut c, &self.secrets).await?;
+                (c, s)
             }
         };
-        let body = self.sealer.seal(&wire::encode_request(route, op));
+        let body = session.seal(&wire::encode_request(route, op));
         wire::write_frame_async(&mut conn, &body).await?;
         let sealed = wire::read_frame_async(&mut conn).await?;
-        let response = self
-            .sealer
-            .open(&sealed)
-            .and_then(|plain| wire::decode_response(&plain))
-            .ok_or_else(|| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "a reply that fails authentication",
-                )
-            })?;
+        let response = wire::decode_response(&session.open(&sealed)?)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a malformed response"))?;
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let kept = idle.entry(addr).or_default();
         if kept.len() < KEEP {
-            kept.push(conn);
+            kept.push(Kept {
+                conn,
+                session,
+                since: Instant::now(),
+            });
         }
         Ok(response)
     }
 
-    /// An idle connection to `addr` that is still open.
-    fn take(&self, addr: SocketAddr) -> Option<TcpStream> {
+    /// An idle connection to `addr` that is still open and not too old.
+    fn take(&self, addr: SocketAddr) -> Option<Kept> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let kept = idle.get_mut(&addr)?;
-        while let Some(c) = kept.pop() {
+        while let Some(k) = kept.pop() {
             let mut probe = [0u8; 1];
             // An open, quiet connection has nothing to read; EOF or an error means the
             // peer closed it.
-            if matches!(c.try_read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
-                return Some(c);
+            let open = matches!(k.conn.try_read(&mut probe),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+            if open && k.since.elapsed() < KEEP_FOR {
+                return Some(k);
             }
         }
         None

@@ -376,10 +376,10 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
     i.end(r)
 }
 
-fn too_large(len: usize) -> io::Error {
+fn too_large(len: usize, max: usize) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("a frame of {len} bytes is larger than the {MAX_FRAME} allowed"),
+        format!("a frame of {len} bytes is larger than the {max} allowed"),
     )
 }
 
@@ -393,13 +393,10 @@ pub fn write_frame(w: &mut impl Write, body: &[u8]) -> io::Result<()> {
 pub fn read_frame(r: &mut impl Read) -> io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len)?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
-        return Err(too_large(len));
-    }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body)?;
-    Ok(body)
+    let len = checked_len(len, MAX_FRAME)?;
+    let mut body = Vec::with_capacity(len.min(FIRST_ALLOCATION));
+    r.take(len as u64).read_to_end(&mut body)?;
+    complete(body, len)
 }
 
 pub async fn write_frame_async(w: &mut (impl AsyncWrite + Unpin), body: &[u8]) -> io::Result<()> {
@@ -410,14 +407,42 @@ pub async fn write_frame_async(w: &mut (impl AsyncWrite + Unpin), body: &[u8]) -
 }
 
 pub async fn read_frame_async(r: &mut (impl AsyncRead + Unpin)) -> io::Result<Vec<u8>> {
+    read_frame_async_max(r, MAX_FRAME).await
+}
+
+/// A frame of at most `max` bytes (a peer that has not authenticated yet gets a small
+/// bound).
+pub async fn read_frame_async_max(
+    r: &mut (impl AsyncRead + Unpin),
+    max: usize,
+) -> io::Result<Vec<u8>> {
     let mut len = [0u8; 4];
     r.read_exact(&mut len).await?;
-    let len = u32::from_be_bytes(len) as usize;
-    if len > MAX_FRAME {
-        return Err(too_large(len));
+    let len = checked_len(len, max)?;
+    let mut body = Vec::with_capacity(len.min(FIRST_ALLOCATION));
+    r.take(len as u64).read_to_end(&mut body).await?;
+    complete(body, len)
+}
+
+/// What a frame's body gets before any of it has arrived: a length prefix is only a
+/// claim, so the buffer grows with the bytes that actually come.
+const FIRST_ALLOCATION: usize = 64 << 10;
+
+fn checked_len(prefix: [u8; 4], max: usize) -> io::Result<usize> {
+    let len = u32::from_be_bytes(prefix) as usize;
+    if len > max {
+        return Err(too_large(len, max));
     }
-    let mut body = vec![0u8; len];
-    r.read_exact(&mut body).await?;
+    Ok(len)
+}
+
+fn complete(body: Vec<u8>, len: usize) -> io::Result<Vec<u8>> {
+    if body.len() < len {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the connection ended inside a frame",
+        ));
+    }
     Ok(body)
 }
 

@@ -23,6 +23,8 @@ pub struct TestNode {
     pub dir: PathBuf,
     args: Vec<String>,
     child: Option<Child>,
+    /// RLIMIT_NOFILE for the process (`start_limited`).
+    nofile: Option<u64>,
 }
 
 /// A free UDP port on 127.0.0.N, for a node's gossip.
@@ -35,6 +37,17 @@ impl TestNode {
     /// Starts node `index` (1…254) on 127.0.0.`index`, joining through `seeds`, with the
     /// test secret and a 100 ms gossip interval unless `extra` says otherwise.
     pub fn start(dir: &TestDir, index: u8, seeds: &[SocketAddr], extra: &[&str]) -> TestNode {
+        Self::start_limited(dir, index, seeds, extra, None)
+    }
+
+    /// `start`, with the process's open files limited to `nofile` (`ulimit -n`).
+    pub fn start_limited(
+        dir: &TestDir,
+        index: u8,
+        seeds: &[SocketAddr],
+        extra: &[&str],
+        nofile: Option<u64>,
+    ) -> TestNode {
         let gossip = free_gossip_addr(index);
         let mut args: Vec<String> = vec![
             "--store".into(),
@@ -61,6 +74,7 @@ impl TestNode {
             dir: dir.0.clone(),
             args,
             child: None,
+            nofile,
         };
         node.spawn(!extra.contains(&"--no-secret"));
         node
@@ -84,10 +98,21 @@ impl TestNode {
             cmd.env_remove("EPHPM_CLUSTER_SECRET");
         }
         cmd.process_group(0);
-        // SAFETY: prctl with plain integers, async-signal-safe between fork and exec.
+        let nofile = self.nofile;
+        // SAFETY: prctl and setrlimit with plain integers and a stack struct,
+        // async-signal-safe between fork and exec.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                if let Some(n) = nofile {
+                    let lim = libc::rlimit {
+                        rlim_cur: n,
+                        rlim_max: n,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
@@ -135,6 +160,23 @@ impl TestNode {
         self.spawn(true);
     }
 
+    /// What the node wrote to its log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join(format!("node-{}.log", self.index)))
+            .unwrap_or_default()
+    }
+
+    /// The node's resident memory (VmRSS), in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("the node's /proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS")
+    }
+
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child
             .as_mut()
@@ -147,6 +189,14 @@ impl Drop for TestNode {
         self.signal(libc::SIGCONT);
         self.kill();
     }
+}
+
+/// A free TCP address on 127.0.0.N, for a node's data plane (`--data`), so a test
+/// knows where it listens.
+pub fn free_data_addr(index: u8) -> SocketAddr {
+    let l = std::net::TcpListener::bind(("127.0.0.".to_string() + &index.to_string(), 0))
+        .expect("bind tcp");
+    l.local_addr().expect("tcp addr")
 }
 
 /// Starts `n` nodes, the first the others' seed, and waits until every one sees all.

@@ -7,15 +7,16 @@
 //! - `copies.rs`     the segment's copies: keeping them, copying them to the other
 //!   members and to gossip, applying what gossip brings, clearing
 //! - `membership.rs` chitchat's live nodes as the view, and the hand-off when it changes
+//! - `serve.rs`      the listeners: caps, timeouts, SO_PEERCRED, what is refused
 
 mod copies;
 mod decisions;
 mod membership;
+mod serve;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -25,13 +26,13 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::clock::{HybridClock, now_micros};
-use super::crypto::{Plane, Sealer};
+use super::crypto::Sealer;
 use super::decide::{self, Current, TOMBSTONE_GRACE, Write};
 use super::entry::{self, State};
 use super::gossip::{self, SealedUdp};
 use super::peers::Peers;
 use super::placement::Members;
-use super::wire::{self, Entry, Failure, Op, Response, Route};
+use super::wire::{Entry, Failure, Op, Response, Route};
 use super::{ClusterError, NodeConfig, RESERVED, segment_options, socket_path};
 use crate::store::shm::{ShmStore, open_shared};
 use crate::store::{KeyTtl, Store, Value, bytes};
@@ -68,7 +69,7 @@ pub struct Node {
     handoff: tokio::sync::Mutex<()>,
     reads: Mutex<HashMap<Vec<u8>, (u32, Instant)>>,
     gossip: std::sync::OnceLock<Arc<tokio::sync::Mutex<chitchat::Chitchat>>>,
-    dropped: Arc<AtomicU64>,
+    refused: serve::Refusals,
     started: Instant,
 }
 
@@ -134,12 +135,11 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         );
     }
     let id: Arc<str> = Arc::from(cfg.node_id.as_str());
-    let dropped = Arc::new(AtomicU64::new(0));
     let node = Arc::new(Node {
         id: id.clone(),
         local,
         clock: HybridClock::default(),
-        peers: Peers::new(Sealer::new(&cfg.secrets, Plane::Data)),
+        peers: Peers::new(&cfg.secrets),
         view: RwLock::new(View {
             members: Members::new([id.clone()]),
             addrs: HashMap::from([(id.clone(), data_addr)]),
@@ -151,7 +151,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         handoff: tokio::sync::Mutex::new(()),
         reads: Mutex::new(HashMap::new()),
         gossip: std::sync::OnceLock::new(),
-        dropped: dropped.clone(),
+        refused: serve::Refusals::default(),
         started: Instant::now(),
         cfg: cfg.clone(),
     });
@@ -172,8 +172,9 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         extra_liveness_predicate: None,
     };
     let transport = SealedUdp {
-        sealer: Arc::new(Sealer::new(&cfg.secrets, Plane::Gossip)),
-        dropped,
+        sealer: Arc::new(Sealer::new(&cfg.secrets)),
+        dropped: node.refused.unauthentic.clone(),
+        replayed: node.refused.replayed.clone(),
     };
     let handle = chitchat::spawn_chitchat(
         chitchat_cfg,
@@ -198,12 +199,12 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         c.live_nodes_watcher()
     };
     let tasks = vec![
-        tokio::spawn(serve_clients(node.clone(), clients)),
-        tokio::spawn(serve_peers(node.clone(), data)),
+        tokio::spawn(serve::serve_clients(node.clone(), clients)),
+        tokio::spawn(serve::serve_peers(node.clone(), data)),
         tokio::spawn(membership::follow_membership(node.clone(), watcher)),
         tokio::spawn(copies::apply_gossip(node.clone(), rx)),
         tokio::spawn(copies::collect_published(node.clone())),
-        tokio::spawn(report_dropped(node.clone())),
+        tokio::spawn(serve::report_refusals(node.clone())),
     ];
     Ok(Running {
         node,
@@ -211,76 +212,6 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         tasks,
         socket,
     })
-}
-
-async fn serve_clients(node: Arc<Node>, listener: UnixListener) {
-    while let Ok((mut conn, _)) = listener.accept().await {
-        let node = node.clone();
-        tokio::spawn(async move {
-            while let Ok(body) = wire::read_frame_async(&mut conn).await {
-                let response = match wire::decode_request(&body) {
-                    Some((Route::Client, op)) => node.route(op).await,
-                    _ => invalid("a malformed request"),
-                };
-                if wire::write_frame_async(&mut conn, &wire::encode_response(&response))
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-        });
-    }
-}
-
-async fn serve_peers(node: Arc<Node>, listener: TcpListener) {
-    while let Ok((mut conn, _)) = listener.accept().await {
-        let _ = conn.set_nodelay(true);
-        let node = node.clone();
-        tokio::spawn(async move {
-            while let Ok(sealed) = wire::read_frame_async(&mut conn).await {
-                // A frame that fails authentication ends the connection unanswered: the
-                // sender has another secret, or is not a node at all.
-                let Some((route, op)) = node
-                    .peers
-                    .sealer()
-                    .open(&sealed)
-                    .and_then(|plain| wire::decode_request(&plain))
-                else {
-                    node.dropped.fetch_add(1, Ordering::Relaxed);
-                    break;
-                };
-                let response = match route {
-                    Route::Owner => node.decide_as_owner(op).await,
-                    Route::Here => node.here(op).await,
-                    Route::Client => invalid("a client request over the data plane"),
-                };
-                let body = node.peers.sealer().seal(&wire::encode_response(&response));
-                if wire::write_frame_async(&mut conn, &body).await.is_err() {
-                    break;
-                }
-            }
-        });
-    }
-}
-
-/// Says, at most every 10 s, how many datagrams and frames failed authentication: a node
-/// with another secret is knocking (or something else is sending to these ports).
-async fn report_dropped(node: Arc<Node>) {
-    let mut reported = 0;
-    loop {
-        tokio::time::sleep(Duration::from_secs(10)).await;
-        let now = node.dropped.load(Ordering::Relaxed);
-        if now > reported {
-            eprintln!(
-                "ephpm: cluster node {}: dropped {} datagrams or frames that failed authentication \
-                 (a node with another ephpm.cluster.secret?)",
-                node.id,
-                now - reported
-            );
-            reported = now;
-        }
-    }
 }
 
 fn invalid(why: &str) -> Response {
