@@ -222,8 +222,11 @@ extern "C" fn lock_is_held(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some(c) = Call::new(ex, 0, 0) else { return };
         let Some(l) = c.this::<Lock>() else { return };
+        if l.released {
+            return rv.set_bool(false);
+        }
         match l.locks.is_held(&l.held) {
-            Ok(held) => rv.set_bool(held && !l.released),
+            Ok(held) => rv.set_bool(held),
             Err(e) => store_failed("Ephpm\\Lock::isHeld()", &l.name, &e),
         }
     })
