@@ -236,12 +236,10 @@ fn recorded_frames_replayed_execute_nothing_twice_and_are_counted() {
     // Replayed on new connections: the handshake of each meets a fresh nonce.
     let recorded = proxy.recorded.lock().unwrap().clone();
     assert!(!recorded.is_empty() && recorded[0].len() > 40);
+    let mut answered = 0;
     for _ in 0..5 {
         for conn in &recorded {
-            assert!(
-                replay(a_data, conn) <= 40,
-                "only the node's hello comes back"
-            );
+            answered = answered.max(replay(a_data, conn));
         }
     }
     for s in &stores {
@@ -252,6 +250,7 @@ fn recorded_frames_replayed_execute_nothing_twice_and_are_counted() {
             "no value goes back"
         );
     }
+    assert!(answered <= 40, "only the node's hello comes back");
 
     // On the same connection: a request sent twice executes once, and an earlier
     // request put before the next one ends the connection before either executes.

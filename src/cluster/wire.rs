@@ -495,4 +495,25 @@ mod tests {
         }
         assert_eq!(decode_request(b"\x09\x01"), None);
     }
+
+    #[test]
+    fn a_frame_is_only_as_long_as_what_arrives_and_never_over_its_bound() {
+        let mut short = (48u32 << 20).to_be_bytes().to_vec();
+        short.extend_from_slice(b"ten bytes!");
+        let e = read_frame(&mut &short[..]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let e = rt
+            .block_on(read_frame_async_max(&mut &short[..], 1024))
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let mut whole = Vec::new();
+        write_frame(&mut whole, b"body").unwrap();
+        assert_eq!(
+            rt.block_on(read_frame_async(&mut &whole[..])).unwrap(),
+            b"body"
+        );
+    }
 }
