@@ -32,11 +32,25 @@ pub fn run(
     retval: &mut Zval,
     body: impl FnOnce(&mut ExecuteData, &mut Zval),
 ) {
-    if catch_unwind(AssertUnwindSafe(|| body(ex, retval))).is_err() {
-        super::error::throw_new(
-            ce::error(),
-            "ephpm: internal error (a bug: please report it)".into(),
-        );
+    if let Err(panic) = catch_unwind(AssertUnwindSafe(|| body(ex, retval))) {
+        if crate::store::shm::notice::is_corruption(&*panic) {
+            // Bytes written into the segment by something else, found by a bounds check:
+            // the shard is marked and repaired at its next use; this call did nothing.
+            super::error::throw_new(
+                super::error::store_exception(),
+                "ephpm: the shared store's memory was found damaged (written by something \
+                 else?); the shard is repaired at its next use and this call was not done"
+                    .into(),
+            );
+        } else {
+            super::error::throw_new(
+                ce::error(),
+                "ephpm: internal error (a bug: please report it)".into(),
+            );
+        }
+    }
+    if let Some(warning) = crate::store::shm::notice::take() {
+        super::error::warn(warning);
     }
     if BAILED_OUT.replace(false) {
         // SAFETY: the handler's frames have returned and released what they held (locks

@@ -27,7 +27,7 @@ fn runtime_exception() -> &'static ClassEntry {
     super::class::builtin_class(c"spl_ce_RuntimeException").unwrap_or_else(ce::exception)
 }
 
-fn store_exception() -> &'static ClassEntry {
+pub fn store_exception() -> &'static ClassEntry {
     class(&STORE_EXCEPTION)
 }
 

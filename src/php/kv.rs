@@ -344,6 +344,7 @@ extern "C" fn stats(ex: &mut ExecuteData, rv: &mut Zval) {
             ("evictions", st.evictions),
             ("expirations", st.expirations),
             ("repairs", st.repairs),
+            ("resets", st.resets),
             ("shards", st.shards),
         ] {
             let _ = a.insert(name, n as i64);

@@ -13,9 +13,9 @@ use super::constants::{ARENA_START, GRANULE, MIN_BLOCK};
 use super::layout::{FREE, FREE_NEXT, SIZE_CLASSES, ShardHeader};
 
 /// The size class a block of `size` bytes belongs to (the largest class whose size is
-/// `<= size`).
+/// `<= size`). A block smaller than a granule exists only in a damaged shard.
 pub fn class_of_block(size: u32) -> usize {
-    debug_assert!(size >= GRANULE);
+    assert!(size >= GRANULE, "block of {size} bytes: corrupt shard");
     if size <= 1024 {
         (size / GRANULE) as usize - 1
     } else {

@@ -10,6 +10,7 @@
 //! - `alloc.rs`, `index.rs`, `arena.rs`  a shard's allocator, hash index, memory access
 //! - `repair.rs`   rebuilding a shard after its holder died, and the consistency check
 //! - `mutex.rs`, `futex.rs`, `wait.rs`  the OS primitives and the wake-up table
+//! - `notice.rs`   the one warning a process gives when a shard had to be emptied
 //! - `clock.rs`, `constants.rs`
 
 // The demonstration feature returns early from the real implementations.
@@ -26,6 +27,7 @@ mod futex;
 mod index;
 mod layout;
 mod mutex;
+pub mod notice;
 mod repair;
 mod segment;
 mod shard;

@@ -251,6 +251,7 @@ impl Guard<'_> {
         if rebuilt.is_err() {
             repair::reset(self.h, self.a);
             self.h.resets = self.h.resets.wrapping_add(1);
+            super::notice::shard_reset();
         }
     }
 
