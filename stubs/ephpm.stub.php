@@ -184,7 +184,9 @@ namespace Ephpm {
         /**
          * The store's counters: `backend`, `memory_size`, `memory_used`, `memory_free`
          * (bytes), `entries`, `hits`, `misses`, `evictions`, `expirations`, `repairs`
-         * (shards rebuilt after a process died holding their lock), `shards`.
+         * (shards rebuilt after a process died holding their lock, or after damage was
+         * found), `resets` (shards too damaged to rebuild, emptied: their entries lost),
+         * `shards`.
          */
         public function stats(): array {}
     }
