@@ -8,8 +8,10 @@
 //! Several secrets may be given at once — `ephpm.cluster.secret = "NEW,OLD"`, or one per
 //! line of `ephpm.cluster.secret_file` — so that a fleet rotates without downtime: the
 //! first one signs what this node sends, every one of them is accepted from peers. Move
-//! every node to "NEW,OLD", then to "NEW" alone. The file keeps the secret out of
-//! `ini_get()`, phpinfo() and `php --re`.
+//! every node to "OLD,NEW" (each still signs with OLD, which all accept), then every node
+//! to "NEW,OLD" (all accept NEW by now), then to "NEW" alone (nobody signs with OLD any
+//! more). The file keeps the secret out of `ini_get()`, phpinfo() and `php --re`; in
+//! php.ini, quote a secret that ends in `=`.
 
 use base64::Engine;
 
