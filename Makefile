@@ -92,3 +92,6 @@ prove-tests-can-fail: deps
 		php-tests/laravel_cache_store_lock_and_session_driver.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/redis_fleet_of_4_hosts_computes_a_cold_key_once.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	cargo build --release --features no-lock-recovery --target-dir target/broken
+	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+		php-tests/kv_scribbled_segment_never_hangs_or_crashes_php.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
