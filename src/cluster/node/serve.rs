@@ -3,10 +3,12 @@
 //!
 //! - every accept error (EMFILE under a connection flood, ENOBUFS…) is logged, waited
 //!   out with a short backoff, and the loop keeps listening;
-//! - the data plane takes at most `MAX_PEER_CONNECTIONS` connections, `MAX_PER_ADDRESS`
-//!   of them from one IP address; a connection must finish its handshake within
-//!   `HANDSHAKE_TIMEOUT` (reading at most one small frame before it has: `session.rs`)
-//!   and is closed after `IDLE` without a request;
+//! - the data plane takes at most `MAX_PEER_CONNECTIONS` connections, and at most
+//!   `MAX_PENDING_PER_ADDRESS` from one IP address that have not finished their
+//!   handshake (a peer that has is bounded by the total only: a busy node opens one
+//!   connection per request in flight); a handshake must finish within
+//!   `HANDSHAKE_TIMEOUT` (reading at most one small frame before: `session.rs`), and a
+//!   connection is closed after `IDLE` without a request;
 //! - the unix socket serves only processes of the node's own user (SO_PEERCRED).
 //!
 //! What is refused is counted in `Refusals` and reported every 10 s.
@@ -25,10 +27,10 @@ use super::{Node, invalid};
 use crate::cluster::crypto::session::{self, Refused};
 use crate::cluster::wire::{self, Route};
 
-/// Data-plane connections at most, and from one IP address at most: a node keeps up
-/// to 8 idle connections to each peer plus one per request in flight.
+/// Data-plane connections at most, and connections still in their handshake from one
+/// IP address at most.
 const MAX_PEER_CONNECTIONS: usize = 1024;
-const MAX_PER_ADDRESS: usize = 128;
+const MAX_PENDING_PER_ADDRESS: usize = 64;
 /// A connection that has not proven the secret by then is closed.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(1);
 /// An authenticated connection without a request for this long is closed (peers stop
@@ -65,7 +67,7 @@ impl Refusals {
 /// Says, at most every 10 s, what the node refused since it last said so.
 pub(super) async fn report_refusals(node: Arc<Node>) {
     const WHAT: [&str; 5] = [
-        "failed authentication (a node with another ephpm.cluster.secret?)",
+        "that failed authentication (a node with another ephpm.cluster.secret?)",
         "replayed or out of order",
         "connections over a cap or too slow to authenticate",
         "socket clients of another user",
@@ -81,7 +83,7 @@ pub(super) async fn report_refusals(node: Arc<Node>) {
             .collect();
         if !parts.is_empty() {
             eprintln!(
-                "ephpm: cluster node {}: refused {}",
+                "ephpm: cluster node {}: refused in the last 10 s: {}",
                 node.id,
                 parts.join("; ")
             );
@@ -126,50 +128,63 @@ impl Backoff {
     }
 }
 
-/// The data plane's open connections, in total and per address.
+/// The data plane's open connections, and those still in their handshake per address.
 #[derive(Default)]
 struct Admission {
     open: Mutex<(usize, HashMap<IpAddr, usize>)>,
 }
 
-/// A place among the open connections, given back when the connection ends.
+/// A place among the open connections (and, until `authenticated`, among its address's
+/// pending ones), given back when the connection ends.
 struct Admitted {
     admission: Arc<Admission>,
-    ip: IpAddr,
+    pending: Option<IpAddr>,
 }
 
 impl Admission {
     fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<Admitted> {
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let (total, per) = &mut *open;
-        let here = per.entry(ip).or_default();
-        if *total >= MAX_PEER_CONNECTIONS || *here >= MAX_PER_ADDRESS {
+        let (total, pending) = &mut *open;
+        let here = pending.entry(ip).or_default();
+        if *total >= MAX_PEER_CONNECTIONS || *here >= MAX_PENDING_PER_ADDRESS {
             return None;
         }
         *here += 1;
         *total += 1;
         Some(Admitted {
             admission: self.clone(),
-            ip,
+            pending: Some(ip),
         })
+    }
+}
+
+impl Admitted {
+    fn authenticated(&mut self) {
+        if let Some(ip) = self.pending.take() {
+            let mut open = self
+                .admission
+                .open
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(n) = open.1.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    open.1.remove(&ip);
+                }
+            }
+        }
     }
 }
 
 impl Drop for Admitted {
     fn drop(&mut self) {
+        self.authenticated();
         let mut open = self
             .admission
             .open
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let (total, per) = &mut *open;
-        *total -= 1;
-        if let Some(n) = per.get_mut(&self.ip) {
-            *n -= 1;
-            if *n == 0 {
-                per.remove(&self.ip);
-            }
-        }
+        open.0 -= 1;
     }
 }
 
@@ -189,15 +204,11 @@ pub(super) async fn serve_peers(node: Arc<Node>, listener: TcpListener) {
             node.refused.flood.fetch_add(1, Ordering::Relaxed);
             continue;
         };
-        let node = node.clone();
-        tokio::spawn(async move {
-            serve_peer(&node, conn).await;
-            drop(place);
-        });
+        tokio::spawn(serve_peer(node.clone(), conn, place));
     }
 }
 
-async fn serve_peer(node: &Arc<Node>, mut conn: TcpStream) {
+async fn serve_peer(node: Arc<Node>, mut conn: TcpStream, mut place: Admitted) {
     let _ = conn.set_nodelay(true);
     let secrets = node.peers.secrets();
     let mut session =
@@ -207,11 +218,12 @@ async fn serve_peer(node: &Arc<Node>, mut conn: TcpStream) {
                 return;
             }
             Ok(Err(why)) => {
-                count(node, &why);
+                count(&node, &why);
                 return;
             }
             Ok(Ok(s)) => s,
         };
+    place.authenticated();
     loop {
         let frame = match tokio::time::timeout(IDLE, wire::read_frame_async(&mut conn)).await {
             Ok(Ok(f)) => f,
@@ -222,7 +234,7 @@ async fn serve_peer(node: &Arc<Node>, mut conn: TcpStream) {
         // secret, is not a node at all, or replays what it recorded.
         let (route, op) = match session.open(&frame) {
             Err(why) => {
-                count(node, &why);
+                count(&node, &why);
                 return;
             }
             Ok(plain) => match wire::decode_request(&plain) {
