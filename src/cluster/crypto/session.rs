@@ -27,9 +27,11 @@
 //! **Rotation.** The initiator derives its keys from its first secret (the one that
 //! signs). The responder does not know which secret that was: it derives the keys of
 //! each of its secrets in turn and keeps the first whose `K_ir` opens message 3, and
-//! answers with that same secret's `K_ri`. A fleet moving from secret A to B (A+B on
-//! every node, then B alone) therefore never fails a handshake: every responder holds
-//! the initiator's first secret throughout.
+//! answers with that same secret's `K_ri`. A fleet moving from secret A to B in three
+//! rolling steps — `A,B` on every node, then `B,A`, then `B` — never fails a handshake:
+//! at every moment each responder holds every initiator's first secret. (Going straight
+//! from `A` to `B,A` would not: a node still on `A` alone cannot answer one that
+//! already signs with B — nor open its gossip.)
 //!
 //! **Why a replay fails.** Recorded frames replayed on a new connection meet a fresh
 //! nonce of the other side, hence other keys: they fail authentication (message 3 first,
