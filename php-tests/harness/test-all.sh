@@ -16,7 +16,7 @@ cargo_results() {
 # The engine is built with feature `node` (ephpm-node, which tests/cluster.rs starts):
 # the same build for every cargo run below.
 echo "== cargo test (the engine, without PHP)"
-( cd "$root" && cargo test --release --no-default-features --features node 2>&1 ) | tee /dev/stderr | cargo_results >> "$summaries"
+( cd "$root" && cargo test --release --no-fail-fast --no-default-features --features node 2>&1 ) | tee /dev/stderr | cargo_results >> "$summaries"
 # The backend-generic engine tests again on a real redis-server, over its unix socket
 # and its loopback port, and on a 3-node gossip cluster. The three lock tests that move
 # shm's clock by hand have counterparts with real TTLs in tests/redis.rs.
