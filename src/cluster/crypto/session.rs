@@ -66,7 +66,7 @@ use crate::cluster::wire;
 pub const MAGIC: [u8; 8] = *b"ephpmD2\n";
 const NONCE_LEN: usize = 32;
 const HELLO_LEN: usize = MAGIC.len() + NONCE_LEN;
-/// The largest frame read before the peer has proven the secret (message 3 is 43 bytes).
+/// The largest frame read before the peer has proven the secret (message 3 is 47).
 pub const HANDSHAKE_MAX: usize = 64 << 10;
 const CONFIRM_I: &[u8] = b"ephpm-data-v2 initiator";
 const CONFIRM_R: &[u8] = b"ephpm-data-v2 responder";

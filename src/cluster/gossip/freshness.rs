@@ -18,6 +18,11 @@
 //! a datagram older than that describes a state every live node has gossiped past.
 //! Hosts' clocks must agree to well within it (NTP). The header is authenticated by the
 //! seal, so nobody without the secret can forge a fresher one.
+//!
+//! Not covered: within `WINDOW`, a recorded datagram can still be delivered once to a
+//! receiver that never got it (another node, or one that restarted and forgot what it
+//! saw); it then carries state at most `WINDOW` old, which chitchat's versions order
+//! behind anything newer the receiver has heard.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -9,7 +9,8 @@
 //!   connection per request in flight); a handshake must finish within
 //!   `HANDSHAKE_TIMEOUT` (reading at most one small frame before: `session.rs`), and a
 //!   connection is closed after `IDLE` without a request;
-//! - the unix socket serves only processes of the node's own user (SO_PEERCRED).
+//! - the unix socket serves only processes of the node's own user (SO_PEERCRED), with
+//!   no idle timeout: a PHP process keeps its connection for its whole life.
 //!
 //! What is refused is counted in `Refusals` and reported every 10 s.
 
