@@ -23,8 +23,15 @@ use crate::keyspace::{Keyspace, Waited};
 use crate::store::{KeyTtl, SetNx, StoreError, Value};
 
 thread_local! {
-    /// The default keyspace, opened on first use in this process.
+    /// The default keyspace, opened on first use in a request. `ephpm.dsn` and
+    /// `ephpm.store_name` are PERDIR (a `.user.ini`, a FastCGI `PHP_VALUE` may change
+    /// them for the next request), so it is forgotten at the end of each request.
     static DEFAULT: RefCell<Option<Keyspace>> = const { RefCell::new(None) };
+}
+
+/// RSHUTDOWN: the next request opens the default store its own settings name.
+pub fn forget_default() {
+    DEFAULT.with(|d| d.borrow_mut().take());
 }
 
 /// The default keyspace, or `None` with the warning raised and `false` returned: a store

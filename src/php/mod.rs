@@ -75,9 +75,11 @@ pub unsafe extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
 }
 
 /// RSHUTDOWN: nothing of a request outlives it (StaleCache's deferred refreshes that never
-/// ran give their elections back).
+/// ran give their elections back; the default store of the ephpm_kv_* functions is
+/// looked up again by the next request's settings).
 pub unsafe extern "C" fn request_shutdown(_ty: i32, _module_number: i32) -> i32 {
     stale_cache::release_undone();
+    functions::forget_default();
     0
 }
 
