@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use common::cluster::{SECRET, TestNode, dump_logs, free_data_addr, wait_for_members};
 use common::{TestDir, child};
 use ephpm::cluster::crypto::session::MAGIC;
+use ephpm::cluster::keyring::Keyring;
 use ephpm::cluster::peers::Peers;
 use ephpm::cluster::placement::Members;
 use ephpm::cluster::wire::{self, Op, Response, Route};
@@ -214,7 +215,7 @@ fn recorded_frames_replayed_execute_nothing_twice_and_are_counted() {
     let value = key_owned_by(2, "node-1", "replay-v");
     let proxy = Proxy::start(a_data);
     let rt = runtime();
-    let peers = Peers::new(&secrets());
+    let peers = Peers::new(std::sync::Arc::new(Keyring::new(&secrets())));
     let ask =
         |op: Op| rt.block_on(peers.ask(proxy.addr, Route::Owner, &op, Duration::from_secs(3)));
     let incr = || Op::IncrBy {
@@ -411,7 +412,7 @@ fn a_connection_flood_under_ulimit_128_ends_and_the_node_serves_again() {
         "an increment through the node after the flood",
         &dir,
         || {
-            let peers = Peers::new(&secrets());
+            let peers = Peers::new(std::sync::Arc::new(Keyring::new(&secrets())));
             let op = Op::IncrBy {
                 key: key.clone(),
                 by: 1,

@@ -25,7 +25,7 @@ use chitchat::transport::{Socket, Transport};
 use chitchat::{ChitchatMessage, Deserializable, Serializable};
 
 use super::clock::now_micros;
-use super::crypto::Sealer;
+use super::keyring::Keyring;
 use freshness::{Receiver, Stamper};
 
 /// The prefix of published keys in a node's gossip state.
@@ -60,14 +60,14 @@ pub fn parse_value(value: &str) -> Option<(Vec<u8>, u64)> {
 /// counted in `dropped`: a node with another secret never becomes a member. One that
 /// opens but is stale or already seen is dropped and counted in `replayed`.
 pub struct SealedUdp {
-    pub sealer: std::sync::Arc<Sealer>,
+    pub keyring: std::sync::Arc<Keyring>,
     pub dropped: std::sync::Arc<AtomicU64>,
     pub replayed: std::sync::Arc<AtomicU64>,
 }
 
 struct SealedSocket {
     socket: tokio::net::UdpSocket,
-    sealer: std::sync::Arc<Sealer>,
+    keyring: std::sync::Arc<Keyring>,
     dropped: std::sync::Arc<AtomicU64>,
     replayed: std::sync::Arc<AtomicU64>,
     stamper: Stamper,
@@ -89,7 +89,7 @@ impl Transport for SealedUdp {
             .map_err(|e| anyhow::anyhow!("cannot bind the gossip socket {listen_addr}/udp: {e}"))?;
         Ok(Box::new(SealedSocket {
             socket,
-            sealer: self.sealer.clone(),
+            keyring: self.keyring.clone(),
             dropped: self.dropped.clone(),
             replayed: self.replayed.clone(),
             stamper: Stamper::new(),
@@ -104,7 +104,7 @@ impl Socket for SealedSocket {
     async fn send(&mut self, to: SocketAddr, msg: ChitchatMessage) -> anyhow::Result<()> {
         let mut plain = self.stamper.header(now_micros()).to_vec();
         plain.extend_from_slice(&msg.serialize_to_vec());
-        let sealed = self.sealer.seal(&plain);
+        let sealed = self.keyring.current().gossip.seal(&plain);
         if sealed.len() > MAX_DATAGRAM {
             self.dropped.fetch_add(1, Ordering::Relaxed);
             return Ok(());
@@ -122,7 +122,7 @@ impl Socket for SealedSocket {
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => continue,
                 Err(e) => return Err(anyhow::anyhow!("the gossip socket failed: {e}")),
             };
-            let Some(plain) = self.sealer.open(&self.buf[..len]) else {
+            let Some(plain) = self.keyring.current().gossip.open(&self.buf[..len]) else {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
                 continue;
             };

@@ -20,6 +20,7 @@ pub mod crypto;
 pub mod decide;
 pub mod entry;
 pub mod gossip;
+pub mod keyring;
 pub mod lease;
 pub mod node;
 pub mod peercred;
@@ -53,6 +54,8 @@ pub struct NodeConfig {
     /// during a rotation, the first signing, all of them verifying. Required, each at
     /// least 128 bits (see `secrets.rs`).
     pub secrets: Vec<Vec<u8>>,
+    /// `ephpm.cluster.secret_file`, followed while the node runs (`keyring.rs`).
+    pub secret_file: Option<PathBuf>,
     /// `ephpm.cluster.allow_insecure_no_auth`: run without a secret (loudly).
     pub allow_insecure_no_auth: bool,
     /// `ephpm.cluster.replication_factor`: copies of each key, owner included.
@@ -78,6 +81,7 @@ impl NodeConfig {
             data_addr: SocketAddr::new(gossip_addr.ip(), 0),
             seeds: Vec::new(),
             secrets: Vec::new(),
+            secret_file: None,
             allow_insecure_no_auth: false,
             replication_factor: 2,
             small_key_threshold: 512,
@@ -111,6 +115,9 @@ impl NodeConfig {
             .map(String::from)
             .collect();
         cfg.secrets = secrets::from_settings(s)?;
+        cfg.secret_file = Some(s.secret_file.trim())
+            .filter(|f| !f.is_empty())
+            .map(PathBuf::from);
         cfg.allow_insecure_no_auth = s.allow_insecure_no_auth;
         cfg.push_writes = s.push_writes;
         cfg.replication_factor = s.replication_factor.min(usize::MAX as u64) as usize;

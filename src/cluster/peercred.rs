@@ -38,9 +38,6 @@ mod tests {
     #[test]
     fn a_socket_pair_is_our_own_uid() {
         let (a, _b) = std::os::unix::net::UnixStream::pair().expect("socketpair");
-        assert_eq!(
-            peer_uid(&a).expect("peer"),
-            crate::store::shm::euid()
-        );
+        assert_eq!(peer_uid(&a).expect("peer"), crate::store::shm::euid());
     }
 }

@@ -7,16 +7,17 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
 use super::crypto::session::{self, Session};
+use super::keyring::{Keyring, Keys};
 use super::wire::{self, Op, Response, Route};
 
 pub struct Peers {
-    secrets: Vec<Vec<u8>>,
+    keyring: Arc<Keyring>,
     idle: Mutex<HashMap<SocketAddr, Vec<Kept>>>,
 }
 
@@ -34,16 +35,18 @@ const KEEP: usize = 8;
 const KEEP_FOR: Duration = Duration::from_secs(20);
 
 impl Peers {
-    /// Connections that prove `secrets` (the first; see `session.rs`); none: plain.
-    pub fn new(secrets: &[Vec<u8>]) -> Self {
+    /// Connections that prove the keyring's current secrets (the first; see
+    /// `session.rs`); none: plain.
+    pub fn new(keyring: Arc<Keyring>) -> Self {
         Peers {
-            secrets: secrets.to_vec(),
+            keyring,
             idle: Mutex::new(HashMap::new()),
         }
     }
 
-    pub fn secrets(&self) -> &[Vec<u8>] {
-        &self.secrets
+    /// The secrets new connections use now (`keyring.rs`).
+    pub fn keys(&self) -> Arc<Keys> {
+        self.keyring.current()
     }
 
     /// Sends one request and waits at most `timeout` for the whole exchange (a new
@@ -73,7 +76,7 @@ impl Peers {
             None => {
                 let mut c = TcpStream::connect(addr).await?;
                 c.set_nodelay(true)?;
-                let s = session::initiate(&mut c, &self.secrets).await?;
+                let s = session::initiate(&mut c, &self.keys().secrets).await?;
                 (c, s)
             }
         };

@@ -10,8 +10,11 @@
 //! first one signs what this node sends, every one of them is accepted from peers. Move
 //! every node to "OLD,NEW" (each still signs with OLD, which all accept), then every node
 //! to "NEW,OLD" (all accept NEW by now), then to "NEW" alone (nobody signs with OLD any
-//! more). The file keeps the secret out of `ini_get()`, phpinfo() and `php --re`; in
-//! php.ini, quote a secret that ends in `=`.
+//! more). The file keeps the secret out of `ini_get()`, phpinfo() and `php --re`, and a
+//! running node takes a changed file within a second (`keyring.rs`), so the three steps
+//! need no restart; in php.ini, quote a secret that ends in `=`.
+
+use std::path::Path;
 
 use base64::Engine;
 
@@ -26,30 +29,37 @@ const HOW: &str = "make one with `openssl rand -base64 32`";
 /// The secrets the settings name, first one first: the file's lines when
 /// `secret_file` is set, else the comma-separated `secret`.
 pub fn from_settings(s: &ClusterSettings) -> Result<Vec<Vec<u8>>, ClusterError> {
-    let listed: Vec<String> = if s.secret_file.trim().is_empty() {
-        s.secret.split(',').map(str::to_string).collect()
-    } else {
-        let path = s.secret_file.trim();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ClusterError::Config(format!(
-                "ephpm.cluster.secret_file {path} cannot be read: {e}; put the secret in it \
-                 (one per line while rotating), readable only by this user: \
-                 openssl rand -base64 32 > {path}"
-            ))
-        })?;
-        if !s.secret.is_empty() {
-            return Err(ClusterError::Config(
-                "ephpm.cluster.secret and ephpm.cluster.secret_file are both set: keep one".into(),
-            ));
-        }
-        text.lines().map(str::to_string).collect()
-    };
-    Ok(listed
-        .iter()
-        .map(|x| x.trim())
+    if s.secret_file.trim().is_empty() {
+        return Ok(parse(s.secret.split(',')));
+    }
+    if !s.secret.is_empty() {
+        return Err(ClusterError::Config(
+            "ephpm.cluster.secret and ephpm.cluster.secret_file are both set: keep one".into(),
+        ));
+    }
+    read_file(Path::new(s.secret_file.trim()))
+}
+
+/// The secrets of a secret file, one per line, first one first (what a running node
+/// reads again when the file changes: `keyring.rs`).
+pub fn read_file(path: &Path) -> Result<Vec<Vec<u8>>, ClusterError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let path = path.display();
+        ClusterError::Config(format!(
+            "ephpm.cluster.secret_file {path} cannot be read: {e}; put the secret in it \
+             (one per line while rotating), readable only by this user: \
+             openssl rand -base64 32 > {path}"
+        ))
+    })?;
+    Ok(parse(text.lines()))
+}
+
+fn parse<'a>(listed: impl Iterator<Item = &'a str>) -> Vec<Vec<u8>> {
+    listed
+        .map(str::trim)
         .filter(|x| !x.is_empty())
         .map(|x| x.as_bytes().to_vec())
-        .collect())
+        .collect()
 }
 
 /// Refuses a secret with less than 128 bits (see the module doc).

@@ -26,10 +26,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::clock::{HybridClock, now_micros};
-use super::crypto::Sealer;
 use super::decide::{self, Current, TOMBSTONE_GRACE, Write};
 use super::entry::{self, State};
 use super::gossip::{self, SealedUdp};
+use super::keyring::{self, Keyring};
 use super::peers::Peers;
 use super::placement::Members;
 use super::wire::{Entry, Failure, Op, Response, Route};
@@ -135,11 +135,12 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         );
     }
     let id: Arc<str> = Arc::from(cfg.node_id.as_str());
+    let keyring = Arc::new(Keyring::new(&cfg.secrets));
     let node = Arc::new(Node {
         id: id.clone(),
         local,
         clock: HybridClock::default(),
-        peers: Peers::new(&cfg.secrets),
+        peers: Peers::new(keyring.clone()),
         view: RwLock::new(View {
             members: Members::new([id.clone()]),
             addrs: HashMap::from([(id.clone(), data_addr)]),
@@ -172,7 +173,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         extra_liveness_predicate: None,
     };
     let transport = SealedUdp {
-        sealer: Arc::new(Sealer::new(&cfg.secrets)),
+        keyring: keyring.clone(),
         dropped: node.refused.unauthentic.clone(),
         replayed: node.refused.replayed.clone(),
     };
@@ -198,7 +199,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         .forever();
         c.live_nodes_watcher()
     };
-    let tasks = vec![
+    let mut tasks = vec![
         tokio::spawn(serve::serve_clients(node.clone(), clients)),
         tokio::spawn(serve::serve_peers(node.clone(), data)),
         tokio::spawn(membership::follow_membership(node.clone(), watcher)),
@@ -206,6 +207,12 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         tokio::spawn(copies::collect_published(node.clone())),
         tokio::spawn(serve::report_refusals(node.clone())),
     ];
+    if let Some(file) = node.cfg.secret_file.clone() {
+        let who = node.cfg.node_id.clone();
+        tasks.push(tokio::spawn(keyring::follow(keyring, file, move |what| {
+            eprintln!("ephpm: cluster node {who}: {what}")
+        })));
+    }
     Ok(Running {
         node,
         chitchat: handle,

@@ -211,19 +211,23 @@ pub(super) async fn serve_peers(node: Arc<Node>, listener: TcpListener) {
 
 async fn serve_peer(node: Arc<Node>, mut conn: TcpStream, mut place: Admitted) {
     let _ = conn.set_nodelay(true);
-    let secrets = node.peers.secrets();
-    let mut session =
-        match tokio::time::timeout(HANDSHAKE_TIMEOUT, session::respond(&mut conn, secrets)).await {
-            Err(_) => {
-                node.refused.flood.fetch_add(1, Ordering::Relaxed);
-                return;
-            }
-            Ok(Err(why)) => {
-                count(&node, &why);
-                return;
-            }
-            Ok(Ok(s)) => s,
-        };
+    let keys = node.peers.keys();
+    let mut session = match tokio::time::timeout(
+        HANDSHAKE_TIMEOUT,
+        session::respond(&mut conn, &keys.secrets),
+    )
+    .await
+    {
+        Err(_) => {
+            node.refused.flood.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        Ok(Err(why)) => {
+            count(&node, &why);
+            return;
+        }
+        Ok(Ok(s)) => s,
+    };
     place.authenticated();
     loop {
         let frame = match tokio::time::timeout(IDLE, wire::read_frame_async(&mut conn)).await {
