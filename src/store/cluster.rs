@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use super::shm::{ShmOptions, ShmStore, euid, open_shared};
 use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value, bytes};
 use crate::cluster::entry::{self, State};
-use crate::cluster::wire::{self, Entry, Failure, Op, Response, Route};
 use crate::cluster::peercred::peer_uid;
+use crate::cluster::wire::{self, Entry, Failure, Op, Response, Route};
 use crate::cluster::{segment_options, socket_path};
 
 pub struct ClusterStore {

@@ -94,27 +94,47 @@ pub unsafe fn init(m: *mut libc::pthread_mutex_t) -> Result<(), ShmError> {
     }
 }
 
-/// Locks the mutex, waiting at most `MAX_HOLD` for a live holder.
-///
-/// Returns `Err(Ok(Stuck))` when the mutex cannot be taken because it is broken (see the
-/// module doc): the caller recovers it and tries again.
+/// Takes the mutex if it is free and sound: the uncontended case, inlined into every
+/// operation (one check of the mutex's type, one trylock, no clock read). `None`: it is
+/// busy or looks broken; the caller goes on with [`lock_contended`].
 ///
 /// # Safety
 /// - `m` must point to a mutex initialised by [`init`] in a mapping that stays valid
 ///   until the matching [`unlock`].
 /// - The calling thread must not hold it already (it is not recursive).
-pub unsafe fn lock(
+#[inline(always)]
+pub unsafe fn try_lock(m: *mut libc::pthread_mutex_t) -> Option<Acquired> {
+    #[cfg(feature = "no-lock-recovery")]
+    // SAFETY: forwarded to the caller.
+    return match unsafe { libc::pthread_mutex_lock(m) } {
+        libc::EOWNERDEAD => Some(Acquired::OwnerDied),
+        _ => Some(Acquired::Clean),
+    };
+    // SAFETY: forwarded to the caller: `m` is a live mutex in the mapping.
+    if !unsafe { kind_is_ours(m) } {
+        return None;
+    }
+    // SAFETY: forwarded to the caller.
+    match unsafe { libc::pthread_mutex_trylock(m) } {
+        0 => Some(Acquired::Clean),
+        libc::EOWNERDEAD => Some(Acquired::OwnerDied),
+        _ => None,
+    }
+}
+
+/// Locks the mutex once [`try_lock`] could not: waits in bounded slices, looking at the
+/// owner after each, at most `MAX_HOLD` for a live holder. `Err(Ok(Stuck))` when the
+/// mutex is broken (see the module doc): the caller recovers it and tries again.
+///
+/// # Safety
+/// As [`try_lock`].
+#[cold]
+#[inline(never)]
+pub unsafe fn lock_contended(
     m: *mut libc::pthread_mutex_t,
     seg: Segment,
     shard: usize,
 ) -> Result<Acquired, Result<Stuck, ShmError>> {
-    #[cfg(feature = "no-lock-recovery")]
-    // SAFETY: forwarded to the caller.
-    return match unsafe { libc::pthread_mutex_lock(m) } {
-        libc::EOWNERDEAD => Ok(Acquired::OwnerDied),
-        _ => Ok(Acquired::Clean),
-    };
-    // Read the clock only once the lock is contended: the common case never does.
     let mut start: Option<Instant> = None;
     loop {
         // SAFETY: forwarded to the caller: `m` is a live mutex in the mapping.
@@ -123,16 +143,8 @@ pub unsafe fn lock(
         if !unsafe { kind_is_ours(m) } {
             return Err(Ok(Stuck::Broken { word }));
         }
-        // The uncontended case first: no clock read, no deadline.
-        // SAFETY: forwarded to the caller.
-        let tried = match unsafe { libc::pthread_mutex_trylock(m) } {
-            libc::EBUSY => None,
-            rc => Some(rc),
-        };
         // SAFETY: forwarded to the caller; `deadline` is a valid timespec on our stack.
-        let rc =
-            tried.unwrap_or_else(|| unsafe { libc::pthread_mutex_timedlock(m, &deadline(SLICE)) });
-        match rc {
+        match unsafe { libc::pthread_mutex_timedlock(m, &deadline(SLICE)) } {
             0 => return Ok(Acquired::Clean),
             libc::EOWNERDEAD => return Ok(Acquired::OwnerDied),
             libc::ETIMEDOUT => {

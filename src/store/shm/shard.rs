@@ -161,31 +161,17 @@ impl Shard {
     ///
     /// Locking: waits for this shard's mutex, at most `mutex::MAX_HOLD` for a live
     /// holder. Wakes nobody.
+    #[inline]
     pub fn lock(&self, wait: WaitTable) -> Result<Guard<'_>, ShmError> {
         // SAFETY: the header lives in the mapping for our lifetime (Shard::new); taking a
         // raw pointer to the mutex field creates no reference.
         let m = unsafe { &raw mut (*self.header).mutex };
-        let acquired = loop {
-            // SAFETY: `m` is a robust mutex of the mapping (Shard::format); NTS PHP calls
-            // us from one thread, and no Guard of this shard is alive in this thread
-            // (guards never nest).
-            match unsafe { mutex::lock(m, self.seg, self.index) } {
-                Ok(acquired) => break acquired,
-                Err(Err(e)) => return Err(e),
-                Err(Ok(stuck)) => {
-                    let _only_us = segment::recovery_lock(self.seg, self.index)?;
-                    let header = self.header;
-                    // SAFETY: `m` is in the live mapping and we hold the recovery lock. The
-                    // closure runs only while nobody holds the mutex (it is being made
-                    // afresh), so its write to the header races with nobody.
-                    unsafe {
-                        mutex::recover(m, stuck, || {
-                            (*header).needs_repair = 1;
-                            (*header).lock_recoveries = (*header).lock_recoveries.wrapping_add(1);
-                        })?
-                    };
-                }
-            }
+        // SAFETY: `m` is a robust mutex of the mapping (Shard::format); NTS PHP calls us
+        // from one thread, and no Guard of this shard is alive in this thread (guards
+        // never nest).
+        let acquired = match unsafe { mutex::try_lock(m) } {
+            Some(acquired) => acquired,
+            None => self.lock_contended(m)?,
         };
         // SAFETY: we hold the mutex, which makes this process the only accessor of the
         // header until the guard unlocks it.
@@ -217,6 +203,34 @@ impl Shard {
     }
 }
 
+impl Shard {
+    /// Takes a shard mutex that was busy or looked broken: waits for it (bounded), and
+    /// recovers it (see `mutex.rs`) as often as it is found broken.
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self, m: *mut libc::pthread_mutex_t) -> Result<Acquired, ShmError> {
+        loop {
+            // SAFETY: as in `lock`.
+            let stuck = match unsafe { mutex::lock_contended(m, self.seg, self.index) } {
+                Ok(acquired) => return Ok(acquired),
+                Err(Err(e)) => return Err(e),
+                Err(Ok(stuck)) => stuck,
+            };
+            let _only_us = segment::recovery_lock(self.seg, self.index)?;
+            let header = self.header;
+            // SAFETY: `m` is in the live mapping and we hold the recovery lock. The closure
+            // runs only while nobody holds the mutex (it is being made afresh), so its
+            // write to the header races with nobody.
+            unsafe {
+                mutex::recover(m, stuck, || {
+                    (*header).needs_repair = 1;
+                    (*header).lock_recoveries = (*header).lock_recoveries.wrapping_add(1);
+                })?
+            };
+        }
+    }
+}
+
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
@@ -238,6 +252,8 @@ impl Drop for Guard<'_> {
 impl Guard<'_> {
     /// Rebuilds the shard from its arena; a shard too damaged for that (the rebuild hit a
     /// bound) is reset: its entries are dropped and the reset counted.
+    #[cold]
+    #[inline(never)]
     fn repair(&mut self) {
         self.h.repairs = self.h.repairs.wrapping_add(1);
         self.wake_everyone = true;
