@@ -34,11 +34,6 @@ fn string(s: &ClusterStore, key: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// The host's cluster segment itself, as the node keeps it (what PHP reads first).
-fn segment_of(node: &TestNode) -> ShmStore {
-    let opts = ephpm::cluster::segment_options(&node.options());
-    ShmStore::open(&opts).unwrap().0
-}
-
 #[test]
 fn three_nodes_share_small_and_large_values_and_decide_at_the_owner() {
     let dir = TestDir::new("cl");
@@ -69,7 +64,7 @@ fn three_nodes_share_small_and_large_values_and_decide_at_the_owner() {
     assert!(string(&stores[2], b"n").is_none());
     // The small value reaches every host's segment by gossip: read there at shm speed.
     for n in &nodes {
-        let seg = segment_of(n);
+        let seg = n.segment();
         eventually("the small value in every segment", || {
             seg.exists(b"small").unwrap().then_some(())
         });
@@ -423,7 +418,7 @@ fn a_fourth_node_moves_a_quarter_of_the_keys_and_every_key_stays_readable() {
         }
     }
     // The new owner holds what it owns now, in its own segment.
-    let seg = segment_of(&fourth);
+    let seg = fourth.segment();
     let owned: Vec<_> = keys
         .iter()
         .filter(|k| &*ids(4).owner(k).unwrap() == "node-4")
@@ -505,7 +500,7 @@ fn a_wrong_secret_is_invisible_and_an_empty_one_is_a_startup_error() {
     assert_eq!(members(&nodes[0]), ["node-1", "node-2"]);
     assert_eq!(members(&intruder), ["node-3"]);
     assert!(string(&intruder.store(), b"secret-data").is_none());
-    assert!(!segment_of(&intruder).exists(b"secret-data").unwrap());
+    assert!(!intruder.segment().exists(b"secret-data").unwrap());
     assert_ne!(SECRET, "bm90LXRoZS10ZXN0LXNlY3JldC0xMjgtYml0cw");
     eventually("node 1 says it drops the intruder's datagrams", || {
         let log = std::fs::read_to_string(dir.0.join("node-1.log")).unwrap_or_default();
@@ -543,7 +538,7 @@ fn a_value_over_the_gossip_limit_goes_to_the_data_plane_and_gossip_keeps_flowing
             .unwrap();
     }
     for n in &nodes {
-        let seg = segment_of(n);
+        let seg = n.segment();
         eventually(
             "small keys written after the huge one, in every segment",
             || {
@@ -564,27 +559,9 @@ fn a_value_over_the_gossip_limit_goes_to_the_data_plane_and_gossip_keeps_flowing
         let held = holders.iter().any(|h| **h == *n.id());
         let want = if held { "value" } else { "elsewhere" };
         eventually("the marker on the host that does not hold it", || {
-            (segment_state(n, b"huge") == Some(want)).then_some(())
+            (n.segment_state(b"huge") == Some(want)).then_some(())
         });
     }
-}
-
-/// What the host's segment says about `key`.
-fn segment_state(node: &TestNode, key: &[u8]) -> Option<&'static str> {
-    use ephpm::cluster::entry::{State, parse};
-    let mut state = None;
-    segment_of(node)
-        .read(key, &mut |v| {
-            if let Value::Str(e) = v {
-                state = parse(e).map(|(_, s)| match s {
-                    State::Value(_) => "value",
-                    State::Deleted => "deleted",
-                    State::Elsewhere => "elsewhere",
-                });
-            }
-        })
-        .unwrap();
-    state
 }
 
 /// With push_writes off, a small value still reaches every host, by gossip alone, and a
@@ -599,7 +576,7 @@ fn gossip_alone_carries_small_values_to_every_host() {
         .unwrap();
     let s1 = nodes[0].store();
     s1.set(&key, Value::Int(1), None).unwrap();
-    let seg = segment_of(&nodes[2]);
+    let seg = nodes[2].segment();
     let mut out = Vec::new();
     let int_in_segment = |seg: &ShmStore, out: &mut Vec<u8>| {
         let mut n = None;

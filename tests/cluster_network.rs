@@ -32,7 +32,6 @@ use ephpm::cluster::placement::Members;
 use ephpm::cluster::wire::{self, Op, Response, Route};
 use ephpm::store::Store;
 use ephpm::store::cluster::ClusterStore;
-use ephpm::store::shm::ShmStore;
 
 fn key_owned_by(n: u8, node: &str, tag: &str) -> Vec<u8> {
     let members = Members::new((1..=n).map(|i| Arc::from(format!("node-{i}"))));
@@ -49,30 +48,6 @@ fn ids(n: u8) -> Vec<String> {
 fn string(s: &ClusterStore, key: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     s.get(key, &mut out).unwrap().map(|_| out)
-}
-
-fn segment_of(node: &TestNode) -> ShmStore {
-    ShmStore::open(&ephpm::cluster::segment_options(&node.options()))
-        .unwrap()
-        .0
-}
-
-/// What node's segment says about `key`: a value, a delete, or nothing.
-fn segment_state(node: &TestNode, key: &[u8]) -> Option<&'static str> {
-    use ephpm::cluster::entry::{State, parse};
-    let mut state = None;
-    segment_of(node)
-        .read(key, &mut |v| {
-            if let ephpm::store::Value::Str(e) = v {
-                state = parse(e).map(|(_, s)| match s {
-                    State::Value(_) => "value",
-                    State::Deleted => "deleted",
-                    State::Elsewhere => "elsewhere",
-                });
-            }
-        })
-        .unwrap();
-    state
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -335,7 +310,7 @@ fn recorded_gossip_played_again_changes_nothing_and_is_counted() {
         .set(&key, ephpm::store::Value::Str(b"v1"), None)
         .unwrap();
     within(20, "the key in node-1's segment", &dir, || {
-        (segment_state(&a, &key) == Some("value")).then_some(())
+        (a.segment_state(&key) == Some("value")).then_some(())
     });
     within(20, "datagrams of node 2 through the relay", &dir, || {
         (relay.from_b.lock().unwrap().len() >= 20).then_some(())
@@ -345,7 +320,7 @@ fn recorded_gossip_played_again_changes_nothing_and_is_counted() {
 
     assert!(a.store().del(&key).unwrap());
     within(20, "the delete in node-1's segment", &dir, || {
-        (segment_state(&a, &key) != Some("value")).then_some(())
+        (a.segment_state(&key) != Some("value")).then_some(())
     });
     b.kill();
     wait_for_members(&a, &ids(1));
@@ -363,7 +338,7 @@ fn recorded_gossip_played_again_changes_nothing_and_is_counted() {
         "node 2 is not revived"
     );
     assert_ne!(
-        segment_state(&a, &key),
+        a.segment_state(&key),
         Some("value"),
         "the deleted key does not come back"
     );

@@ -10,8 +10,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ephpm::store::Store;
 use ephpm::store::cluster::ClusterStore;
-use ephpm::store::shm::ShmOptions;
+use ephpm::store::shm::{ShmOptions, ShmStore};
 
 use super::TestDir;
 
@@ -124,6 +125,32 @@ impl TestNode {
             dir: self.dir.clone(),
             ..ShmOptions::new(&format!("n{}", self.index), 16 << 20)
         }
+    }
+
+    /// The host's cluster segment, as the node keeps it.
+    pub fn segment(&self) -> ShmStore {
+        ShmStore::open(&ephpm::cluster::segment_options(&self.options()))
+            .expect("open the cluster segment")
+            .0
+    }
+
+    /// What the host's segment says about `key`: a value, a delete, a marker of a value
+    /// held elsewhere, or nothing.
+    pub fn segment_state(&self, key: &[u8]) -> Option<&'static str> {
+        use ephpm::cluster::entry::{State, parse};
+        let mut state = None;
+        self.segment()
+            .read(key, &mut |v| {
+                if let ephpm::store::Value::Str(e) = v {
+                    state = parse(e).map(|(_, s)| match s {
+                        State::Value(_) => "value",
+                        State::Deleted => "deleted",
+                        State::Elsewhere => "elsewhere",
+                    });
+                }
+            })
+            .expect("read the cluster segment");
+        state
     }
 
     /// A PHP process's view of the cluster through this node.
