@@ -8,10 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 so=$(realpath "$1")
-fpm=$(command -v php-fpm8.2 || command -v php-fpm)
-if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
-    skip "php-fpm and cgi-fcgi are not installed"; summary fpm-pools; exit 0
-fi
+find_fpm fpm-pools
 tmp=$(mktemp -d)
 one="pools_one_$$"; two="pools_two_$$"
 pool() { # pool NAME STORE SIZE

@@ -10,12 +10,9 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 so=$(realpath "$1")
-fpm=$(command -v php-fpm8.2 || command -v php-fpm)
-if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
-    skip "php-fpm and cgi-fcgi are not installed"; summary fpm; exit 0
-fi
 backend=${2:-shm}
 label=fpm; [ "$backend" != shm ] && label=fpm-$backend
+find_fpm "$label"
 tmp=$(mktemp -d)
 store="fpmtest_$$"
 ini=(-n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M)

@@ -6,6 +6,14 @@ check() { # check "what it shows" expected actual
 }
 skip() { skipped=$((skipped + 1)); echo "skip - $1"; }
 summary() { echo "$1: $passed passed, $failed failed, $skipped skipped"; }
+# find_fpm LABEL: sets $fpm to Debian's php-fpm, or skips the suite LABEL (its summary
+# line said) and exits when php-fpm or cgi-fcgi is missing.
+find_fpm() {
+    fpm=$(command -v php-fpm8.2 || command -v php-fpm)
+    if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
+        skip "php-fpm and cgi-fcgi are not installed"; summary "$1"; exit 0
+    fi
+}
 # start_redis DIR: a redis-server on the unix socket DIR/redis.sock (mode 0700, no TCP
 # port, no persistence), its pid in DIR/redis.pid; returns once the socket is there.
 start_redis() {
