@@ -13,7 +13,6 @@ use ext_php_rs::zend::ExecuteData;
 use super::call::{Call, run};
 use super::error::throw;
 use super::ini;
-use crate::store::{StoreError, dsn, shm};
 
 const WHAT: &str = "ephpm_store_remove()";
 
@@ -27,20 +26,8 @@ extern "C" fn store_remove(ex: &mut ExecuteData, rv: &mut Zval) {
         let Some(name) = c.string_or_null(0) else {
             return;
         };
-        let config = ini::config();
-        let name = match name {
-            Some(n) => String::from_utf8_lossy(n).into_owned(),
-            None => config.store_name.clone(),
-        };
-        let removed = dsn::valid_name(&name)
-            .map_err(StoreError::from)
-            .and_then(|_| {
-                let opts = shm::ShmOptions {
-                    dir: config.shm_dir.clone().into(),
-                    ..shm::ShmOptions::new(&name, config.shm_size)
-                };
-                Ok(shm::remove_unused(&opts)?)
-            });
+        let name = name.map(|n| String::from_utf8_lossy(n).into_owned());
+        let removed = crate::store::remove_host_store(name, &ini::config());
         match removed {
             Ok(r) => rv.set_bool(r),
             Err(e) => throw(&e, 1, WHAT),

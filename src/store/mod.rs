@@ -280,6 +280,12 @@ pub fn open_existing(dsn: &str, config: &Config) -> Result<Option<Arc<dyn Store>
     open(dsn, &quiet).map(|(s, _)| Some(s))
 }
 
+/// Removes the host store `name` (default `ephpm.store_name`) if no process maps it: the
+/// operator's resize or reset (`shm::remove_unused`). Returns whether there was one.
+pub fn remove_host_store(name: Option<String>, config: &Config) -> Result<bool> {
+    Ok(shm::remove_unused(&shm_options(name, config)?)?)
+}
+
 /// The shm options of the host store `name` (default `ephpm.store_name`).
 fn shm_options(name: Option<String>, config: &Config) -> Result<shm::ShmOptions> {
     let name = name.unwrap_or_else(|| config.store_name.clone());
