@@ -172,6 +172,24 @@ namespace Ephpm {
         public function setMany(array $values, int|float $ttl = 0): bool {}
 
         /**
+         * Sleeps until the key changes, woken by the write that changes it (on every
+         * backend: a futex on `shm://`, a notification on Redis and on the cluster), never
+         * polling. Each stored version of a key has a number; 0 means "absent".
+         *
+         * ```php
+         * $seen = $kv->wait('lock:report');            // its version now, false when absent
+         * if ($seen !== false) $kv->wait('lock:report', $seen, 5.0); // until it changes, 5 s at most
+         * ```
+         *
+         * @param int $lastVersion The version seen last (0: absent), 0 or more.
+         * @param int|float $timeout Seconds to wait at most, 0 to 1000000000; 0 = don't wait.
+         * @return int|false The key's version once it differs from $lastVersion (0: the key
+         *         is gone), or false when it did not change within $timeout.
+         * @throws \ValueError when $lastVersion or $timeout is out of range.
+         */
+        public function wait(string $key, int $lastVersion = 0, int|float $timeout = 0): int|false {}
+
+        /**
          * Removes this Kv's keys: those starting with its prefix, or every key of the
          * store when it has no prefix. On Redis the DSN's `?prefix=` counts too, and
          * without either, every key of the database goes (as Symfony's and Laravel's

@@ -9,12 +9,12 @@ use ext_php_rs::types::array::Iter;
 use ext_php_rs::types::{ArrayKey, ZendClassObject, ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
-use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name};
+use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name, value_error};
 use super::class::{native_class, nullable, public};
-use super::convert::{Fetch, fetch, with_value};
+use super::convert::{Fetch, fetch, with_scratch, with_value};
 use super::error::{throw, throw_new, too_large};
 use super::open_keyspace;
-use crate::keyspace::Keyspace;
+use crate::keyspace::{Keyspace, Waited};
 use crate::store::{KeyTtl, SetNx};
 
 /// The Rust side of an `Ephpm\Kv` object.
@@ -251,6 +251,36 @@ extern "C" fn expire(ex: &mut ExecuteData, rv: &mut Zval) {
     })
 }
 
+/// `wait(string $key, int $lastVersion = 0, int|float $timeout = 0): int|false`: sleeps
+/// until the key's version is no longer `$lastVersion` (woken by the write, never
+/// polling), at most `$timeout` seconds. The new version (0: the key is gone), or false
+/// when it did not change in time; `wait($key, 0, 0)` is the current version, or false
+/// when the key is absent.
+extern "C" fn wait(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 1, 3) else {
+            return;
+        };
+        let (Some(key), Some(last), Some(timeout)) = (c.string(0), c.long_or(1, 0), ttl_arg(&c, 2))
+        else {
+            return;
+        };
+        let Ok(last) = u64::try_from(last) else {
+            return value_error(2, "must be greater than or equal to 0");
+        };
+        let timeout = timeout.unwrap_or_default();
+        let waited =
+            with_scratch(|buf| ok(s.wait(key, last, timeout, buf), 1, "Ephpm\\Kv::wait()"));
+        match waited {
+            Some(Waited::Changed(hit)) => {
+                rv.set_long(hit.map_or(0, |h| i64::try_from(h.version).unwrap_or(i64::MAX)))
+            }
+            Some(Waited::TimedOut) => rv.set_bool(false),
+            None => {}
+        }
+    })
+}
+
 /// An element of `getMany()`'s list as a key: a string's bytes as they are, an int in
 /// decimal (as PHP turns an int into a string).
 fn key_of(zv: &Zval) -> Option<std::borrow::Cow<'_, [u8]>> {
@@ -454,6 +484,18 @@ fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
             vec![Arg::new("values", Array), ttl_param(Some("0"))],
             1,
             Bool,
+            false,
+        ),
+        method(
+            "wait",
+            wait,
+            vec![
+                key(),
+                Arg::new("lastVersion", Long).default("0"),
+                Arg::new("timeout", Mixed).default("0"),
+            ],
+            1,
+            Mixed,
             false,
         ),
         method("clear", clear, vec![], 0, Bool, false),
