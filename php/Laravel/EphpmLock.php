@@ -3,17 +3,17 @@
 namespace Ephpm\Laravel;
 
 use Ephpm\Kv;
-use Illuminate\Contracts\Cache\LockTimeoutException;
 use Illuminate\Cache\Lock;
+use Illuminate\Contracts\Cache\LockTimeoutException;
 
 /**
  * A Laravel cache lock on ephpm: taken with an atomic add of the owner's token, released
  * only by that owner (an atomic compare-and-delete), and `block()` sleeps until the
- * holder releases (woken through the store) or its TTL runs out, never polling.
+ * holder releases (woken by the store, on every DSN) or its TTL runs out, never polling.
  */
 final class EphpmLock extends Lock
 {
-    public function __construct(private Kv $kv, private string $prefix, $name, $seconds, $owner = null)
+    public function __construct(private Kv $kv, $name, $seconds, $owner = null)
     {
         parent::__construct($name, $seconds, $owner);
     }
@@ -49,19 +49,17 @@ final class EphpmLock extends Lock
     public function block($seconds, $callback = null)
     {
         $deadline = microtime(true) + $seconds;
-        $key = $this->prefix . $this->name;
         while (!$this->acquire()) {
             $left = $deadline - microtime(true);
             if ($left <= 0) {
                 throw new LockTimeoutException();
             }
-            // The holder's entry version (false: it is gone already), then sleep until it
-            // changes, at most until the holder's TTL would free it.
-            $seen = ephpm_kv_wait($key, 0, 0);
+            // The holder's version (false: gone already, try again at once), then sleep
+            // until it changes, at most until the holder's TTL would free it.
+            $seen = $this->kv->wait($this->name);
             if ($seen !== false) {
                 $ttl = $this->kv->ttl($this->name);
-                $wait = $ttl !== null && $ttl > 0 ? min($left, $ttl + 0.001) : $left;
-                ephpm_kv_wait($key, $seen['version'], max(1, (int) ceil($wait * 1000)));
+                $this->kv->wait($this->name, $seen, $ttl !== null && $ttl > 0 ? min($left, $ttl + 0.001) : $left);
             }
         }
         if (is_callable($callback)) {

@@ -2,25 +2,78 @@
 
 namespace Ephpm\Laravel;
 
+use Ephpm\Kv;
+use Ephpm\MemoLock;
 use Ephpm\SessionHandler;
+use Ephpm\StaleCache;
 use Illuminate\Support\ServiceProvider;
 
 /**
- * Registers the cache driver `ephpm` (config/cache.php: `'ephpm' => ['driver' => 'ephpm',
- * 'prefix' => '...']`) and the session driver `ephpm` (config/session.php:
- * `'driver' => 'ephpm'`), a locking Ephpm\SessionHandler whose sessions live
- * `session.lifetime` minutes.
+ * The `ephpm` cache and session drivers (auto-discovered from composer.json).
+ *
+ * config/cache.php, one entry per store (several may coexist, e.g. a host store and a
+ * fleet store):
+ *     'ephpm' => ['driver' => 'ephpm',
+ *         'dsn' => null,        // any ephpm DSN: shm://NAME, redis://…, cluster://…; null: ephpm.dsn
+ *         'prefix' => null,     // null: cache.prefix
+ *         'stampede' => true,   // remember() and friends compute a cold key once across processes
+ *         'lock_ttl' => 30,     // seconds a remember() lock lives
+ *         'lock_wait' => 10],   // seconds a remember() waits before computing unprotected
+ * config/session.php: 'driver' => 'ephpm', and optionally
+ *     'ephpm' => ['dsn' => null, 'prefix' => 'laravel_session:', 'locking' => true,
+ *         'lock_ttl' => 0, 'lock_wait' => 30, 'lock_timeout' => 'warn'],
+ * the `ephpm.session.*` settings (README); sessions live `session.lifetime` minutes.
  */
 final class EphpmServiceProvider extends ServiceProvider
 {
     public function boot()
     {
-        $this->app['cache']->extend('ephpm', function ($app, array $config) {
-            // Bound to the CacheManager by extend(): repository() wraps the store.
-            return $this->repository(new EphpmStore($config['prefix'] ?? $app['config']['cache.prefix'] ?? ''));
+        $provider = $this;
+        $this->app['cache']->extend('ephpm', function ($app, array $config) use ($provider) {
+            // Called bound to the CacheManager: setEventDispatcher() is its own.
+            $repository = $provider->repository($config, $this->getPrefix($config) ?? '');
+            $this->setEventDispatcher($repository);
+            return $repository;
         });
-        $this->app['session']->extend('ephpm', function ($app) {
-            return new SessionHandler(null, ['lifetime' => (int) ($app['config']['session.lifetime'] ?? 120) * 60]);
+        $this->app['session']->extend('ephpm', fn ($app) => $this->sessionHandler($app['config']));
+        // What a request leaves behind goes when it ends, also in a long-running worker
+        // that handles many: a session lock still held, and the deferred refreshes of
+        // flexible() (after the response, which terminate() follows).
+        $this->app->terminating(function () {
+            $session = $this->app->resolved('session') ? ($this->app['session']->getDrivers()['ephpm'] ?? null) : null;
+            $handler = $session?->getHandler();
+            if ($handler instanceof EphpmSessionHandler) {
+                $handler->release();
+            }
+            StaleCache::runDeferred();
         });
+    }
+
+    /** The repository of one `ephpm` store of config/cache.php. */
+    public function repository(array $config, string $prefix): EphpmRepository
+    {
+        // Never an empty prefix: flushing this store must not remove what else lives in
+        // the same ephpm store (the sessions).
+        $kv = new Kv($config['dsn'] ?? null, 'cache:' . ($prefix === '' ? '' : $prefix . ':'));
+        $store = new EphpmStore($kv, $prefix === '' ? '' : $prefix . ':');
+        $logger = $this->app->bound('log') ? $this->app['log'] : null;
+        $memo = ($config['stampede'] ?? true)
+            ? new MemoLock($kv, self::millis($config['lock_ttl'] ?? 30, 1), self::millis($config['lock_wait'] ?? 10, 0), $logger)
+            : null;
+        return new EphpmRepository($store, $memo, $logger);
+    }
+
+    private function sessionHandler($config): EphpmSessionHandler
+    {
+        $options = $config['session.ephpm'] ?? [];
+        $kv = new Kv($options['dsn'] ?? null, $options['prefix'] ?? 'laravel_session:');
+        unset($options['dsn'], $options['prefix']);
+        $options['lifetime'] = (int) ($config['session.lifetime'] ?? 120) * 60;
+        return new EphpmSessionHandler(new SessionHandler($kv, $options));
+    }
+
+    private static function millis(int|float $seconds, int $least): int
+    {
+        return max($least, (int) round($seconds * 1000));
     }
 }

@@ -3,25 +3,31 @@
 namespace Ephpm\Laravel;
 
 use Ephpm\Kv;
+use Illuminate\Cache\TaggableStore;
 use Illuminate\Contracts\Cache\LockProvider;
-use Illuminate\Contracts\Cache\Store;
 
 /**
- * A Laravel cache store on ephpm's host-wide store (`'driver' => 'ephpm'` once
- * EphpmServiceProvider is registered). Values keep their PHP types; `increment` is
- * atomic; `Cache::lock()` gives an EphpmLock, whose `block()` is woken by the release
- * instead of Laravel's 250 ms poll.
+ * A Laravel cache store on an ephpm store (`'driver' => 'ephpm'`), with the contract of
+ * Laravel's own stores: `add()` is atomic, `forget()` says whether it deleted,
+ * `increment()` creates a missing key and returns false (as the Redis store does) for a
+ * value that is not an integer or a result that would overflow, `flush()` removes only
+ * this store's keys, and tags work (Laravel's TaggedCache, on any DSN). Values keep their
+ * PHP types.
  *
- * The store is the one `ephpm.dsn` names (waiting for a lock uses the `ephpm_kv_*`
- * functions, which work on that store); `$prefix` is put before every key.
+ * Every key lives under the Kv's prefix, which the service provider makes
+ * `cache:<prefix>:`: never empty, so that flushing the cache never touches the sessions
+ * or anything else kept in the same store.
  */
-final class EphpmStore implements Store, LockProvider
+final class EphpmStore extends TaggableStore implements LockProvider
 {
-    private Kv $kv;
-
-    public function __construct(private string $prefix = '')
+    public function __construct(private Kv $kv, private string $prefix = '')
     {
-        $this->kv = new Kv(null, $prefix);
+    }
+
+    /** The Kv this store reads and writes (its prefix applied). */
+    public function kv(): Kv
+    {
+        return $this->kv;
     }
 
     public function get($key)
@@ -29,6 +35,7 @@ final class EphpmStore implements Store, LockProvider
         return $this->kv->get((string) $key);
     }
 
+    /** One round trip for all the keys; a missing key is null, as Laravel expects. */
     public function many(array $keys)
     {
         $found = $this->kv->getMany(array_map('strval', $keys));
@@ -42,7 +49,8 @@ final class EphpmStore implements Store, LockProvider
     public function put($key, $value, $seconds)
     {
         if ($seconds <= 0) {
-            return $this->forget($key);
+            $this->forget($key);
+            return true;
         }
         return $this->kv->set((string) $key, $value, $seconds);
     }
@@ -58,18 +66,32 @@ final class EphpmStore implements Store, LockProvider
         return $this->kv->setMany($values, $seconds);
     }
 
+    /**
+     * Stores the value only if the key is absent, atomically: of any number of processes
+     * adding one key at once, exactly one gets true. 0 seconds: no expiry.
+     */
+    public function add($key, $value, $seconds)
+    {
+        return $this->kv->add((string) $key, $value, max(0, $seconds));
+    }
+
+    /** @return int|false The new value; false when the value is not an integer or would overflow. */
     public function increment($key, $value = 1)
     {
         try {
             return $this->kv->increment((string) $key, (int) $value);
-        } catch (\TypeError) {
-            return false; // the stored value is not an integer
+        } catch (\TypeError | \ArithmeticError) {
+            return false;
         }
     }
 
+    /** @return int|false As increment(). */
     public function decrement($key, $value = 1)
     {
-        return $this->increment($key, -$value);
+        if ((int) $value === PHP_INT_MIN) {
+            return false; // its negation overflows
+        }
+        return $this->increment($key, -(int) $value);
     }
 
     public function forever($key, $value)
@@ -77,12 +99,13 @@ final class EphpmStore implements Store, LockProvider
         return $this->kv->set((string) $key, $value, 0);
     }
 
+    /** @return bool Whether the key existed (Laravel fires KeyForgotten only then). */
     public function forget($key)
     {
-        $this->kv->delete((string) $key);
-        return true;
+        return $this->kv->delete((string) $key);
     }
 
+    /** Removes this store's keys only (those under its prefix). */
     public function flush()
     {
         return $this->kv->clear();
@@ -95,7 +118,7 @@ final class EphpmStore implements Store, LockProvider
 
     public function lock($name, $seconds = 0, $owner = null)
     {
-        return new EphpmLock($this->kv, $this->prefix, (string) $name, (int) $seconds, $owner);
+        return new EphpmLock($this->kv, (string) $name, (int) $seconds, $owner);
     }
 
     public function restoreLock($name, $owner)

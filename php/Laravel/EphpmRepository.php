@@ -1,0 +1,112 @@
+<?php
+
+namespace Ephpm\Laravel;
+
+use Closure;
+use Ephpm\LockUnavailable;
+use Ephpm\MemoLock;
+use Ephpm\StaleCache;
+use Illuminate\Cache\Repository;
+
+/**
+ * The repository of an `ephpm` cache store: Laravel's own, plus what one process cannot
+ * give alone.
+ *
+ * - `remember()`, `rememberForever()` and `sear()` make a cold key once across every
+ *   process sharing the store (every host, on a fleet DSN): one process takes the key's
+ *   lock and computes, the others sleep until its release wakes them and read the value.
+ *   A wait never runs into `max_execution_time`; a lock that cannot be had in time, or a
+ *   lock store that cannot be used, computes without protection and logs a warning.
+ * - `flexible($key, [$fresh, $stale], $callback)`: Laravel 11's stale-while-revalidate,
+ *   on Laravel 8 and later: fresh for `$fresh` seconds, then served stale until `$stale`
+ *   while one process (across processes and hosts) refreshes it after the response. The
+ *   key holds ephpm's StaleCache record: read it with flexible(), not get().
+ * - `add()` without a TTL is atomic too (Laravel's falls back to get-then-put).
+ */
+class EphpmRepository extends Repository
+{
+    /**
+     * @param MemoLock|null $memo The locks behind remember() and flexible(); null: no
+     *        stampede protection (Laravel's own remember()).
+     * @param object|null $logger A PSR-3 logger for computations that went unprotected
+     *        and refreshes that failed.
+     */
+    public function __construct(EphpmStore $store, private ?MemoLock $memo = null, private ?object $logger = null)
+    {
+        parent::__construct($store);
+    }
+
+    public function add($key, $value, $ttl = null)
+    {
+        if ($ttl === null) {
+            return $this->store->add($this->itemKey($key), $value, 0);
+        }
+        return parent::add($key, $value, $ttl);
+    }
+
+    public function remember($key, $ttl, Closure $callback)
+    {
+        return $this->once($key, $callback, fn ($value) => $this->put($key, $value, value($ttl)));
+    }
+
+    public function rememberForever($key, Closure $callback)
+    {
+        return $this->once($key, $callback, fn ($value) => $this->forever($key, $value));
+    }
+
+    /**
+     * The value of `$key`, made once across processes when it is missing: `$publish`
+     * stores what `$callback` returned before the lock is released, so that the waiters
+     * woken by the release find it.
+     */
+    private function once($key, Closure $callback, Closure $publish)
+    {
+        $value = $this->get($key);
+        if ($value !== null) {
+            return $value;
+        }
+        if ($this->memo === null) {
+            $publish($value = $callback());
+            return $value;
+        }
+        // A cached value may be false: wrapped, so that MemoLock sees it as found.
+        $found = function () use ($key) {
+            $value = $this->store->get($this->itemKey($key));
+            return $value === null ? null : [$value];
+        };
+        $make = function () use ($callback, $publish) {
+            $publish($value = $callback());
+            return [$value];
+        };
+        try {
+            return $this->memo->once('remember:' . $key, $found, $make)[0];
+        } catch (LockUnavailable $e) {
+            $this->logger?->warning('ephpm: computing cache key "{key}" without stampede protection: {reason}', ['key' => $key, 'reason' => $e->getMessage()]);
+            $publish($value = $callback());
+            return $value;
+        }
+    }
+
+    /**
+     * Laravel 11's `Cache::flexible()`: fresh for `$ttl[0]` seconds, then served stale
+     * (at once) until `$ttl[1]` while one process refreshes it after the response; past
+     * that, computed like a miss, once across processes.
+     *
+     * @param array{0: int|\DateInterval|\DateTimeInterface, 1: int|\DateInterval|\DateTimeInterface} $ttl
+     * @param array{seconds?: int}|null $lock The refresh lock's lifetime in seconds.
+     */
+    public function flexible($key, $ttl, $callback, $lock = null)
+    {
+        $fresh = $this->getSeconds($ttl[0]);
+        $stale = max(0, $this->getSeconds($ttl[1]) - $fresh);
+        if ($fresh <= 0) {
+            return $callback();
+        }
+        $memo = $this->memo ?? new MemoLock($this->store->kv());
+        if (isset($lock['seconds']) && $lock['seconds'] > 0) {
+            $memo = $memo->with(lockTtlMs: (int) ($lock['seconds'] * 1000));
+        }
+        $cache = new StaleCache($this->store->kv(), $stale, 0, $memo, true, $this->logger);
+        return $cache->get($this->itemKey($key), fn () => $callback(), $fresh);
+    }
+}
