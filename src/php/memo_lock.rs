@@ -387,14 +387,18 @@ fn absent(v: &Zval) -> bool {
 extern "C" fn once(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some(c) = Call::new(ex, 3, 3) else { return };
-        let Some((m, given, name)) = begin(&c) else {
+        let Some((m, given, _)) = begin(&c) else {
             return;
         };
         let (Some(exists), Some(make)) = (c.closure(1), c.closure(2)) else {
             return;
         };
-        // Its own lock name, so that the thing may live under `$name` in the same store.
-        let name = [&b"once:"[..], &name].concat();
+        // Its own lock name, so that the thing may live under `$name` in the same store;
+        // under the store's prefix, as every lock name.
+        let name = match m.space.full_key(&[&b"once:"[..], given].concat()) {
+            Ok(full) => full,
+            Err(e) => return throw(&e, 1, "Ephpm\\MemoLock::once()"),
+        };
         let plan = Plan {
             find_first: true,
             find_after_winning: true,

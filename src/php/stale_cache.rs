@@ -386,10 +386,16 @@ fn begin<'a>(c: &Call<'a>, what: &str) -> Option<(&'a StaleCache, Entry<'a>, Vec
     Some((sc, entry, lock))
 }
 
-/// The lock that elects a key's refresher and guards its computation.
+/// The lock that elects a key's refresher and guards its computation: `swr:<key>`, under
+/// the store's prefix (so that it stays inside a Redis DSN's `?prefix=` too).
 fn lock_name(sc: &StaleCache, key: &[u8], what: &str) -> Option<Vec<u8>> {
-    match sc.space.full_key(key) {
-        Ok(full) => Some([&b"swr:"[..], &full].concat()),
+    // The key itself is checked first: an empty one is refused as a key.
+    let name = sc
+        .space
+        .full_key(key)
+        .and_then(|_| sc.space.full_key(&[&b"swr:"[..], key].concat()));
+    match name {
+        Ok(full) => Some(full),
         Err(e) => {
             throw(&e, 1, what);
             None
