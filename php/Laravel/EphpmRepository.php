@@ -81,7 +81,8 @@ class EphpmRepository extends Repository
         try {
             return $this->memo->once('remember:' . $key, $found, $make)[0];
         } catch (LockUnavailable $e) {
-            $this->logger?->warning('ephpm: computing cache key "{key}" without stampede protection: {reason}', ['key' => $key, 'reason' => $e->getMessage()]);
+            // Laravel's logger does not interpolate {placeholders}: the message says it all.
+            $this->logger?->warning(sprintf('ephpm: computing cache key "%s" without stampede protection: %s', $key, $e->getMessage()), ['key' => $key, 'exception' => $e]);
             $publish($value = $callback());
             return $value;
         }
