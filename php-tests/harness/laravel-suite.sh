@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# A real Laravel 8.83 application (php-tests/laravel-app, Debian's php-laravel-framework)
+# on ephpm's cache and session drivers, served by real php-fpm (12 static workers on a
+# unix socket in a temporary folder) driven with cgi-fcgi, plus CLI processes of the same
+# application (forked racers, a long-running kernel loop).
+#   php-tests/harness/laravel-suite.sh path/to/ephpm.so [shm|redis]
+# With "redis" the `ephpm` stores and the sessions live on a redis-server this script
+# starts on a unix socket in the same folder (and stops by pid); the summary line is
+# "laravel-redis: ...". Counters and markers always live in the host's shm store.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+so=$(realpath "$1")
+backend=${2:-shm}
+label=laravel; [ "$backend" != shm ] && label=laravel-$backend
+find_fpm "$label"
+if [ ! -f /usr/share/php/Illuminate/Foundation/Application.php ]; then
+    skip "php-laravel-framework is not installed"; summary "$label"; exit 0
+fi
+app=$(cd "$here/../laravel-app" && pwd)
+tmp=$(mktemp -d)
+store="laraveltest_$$"
+ini=(-n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=16M -d extension=mbstring -d extension=ctype)
+# make_base DIR: an application base folder: storage/ and bootstrap/cache/ of its own,
+# config/ and routes/ linked from the repository.
+make_base() {
+    mkdir -p "$1/storage/logs" "$1/storage/framework" "$1/bootstrap/cache"
+    ln -s "$app/config" "$1/config"
+    ln -s "$app/routes" "$1/routes"
+}
+make_base "$tmp/app"
+export LARAVEL_BASE="$tmp/app" EPHPM_DSN=""
+if [ "$backend" = redis ]; then
+    start_redis "$tmp"
+    EPHPM_DSN="unix://$tmp/redis.sock"
+fi
+cat > "$tmp/fpm.conf" <<CONF
+[global]
+pid = $tmp/fpm.pid
+error_log = $tmp/fpm.log
+daemonize = no
+[app]
+user = $(id -un)
+group = $(id -gn)
+listen = $tmp/fpm.sock
+pm = static
+pm.max_children = 12
+clear_env = no
+CONF
+"$fpm" "${ini[@]}" -y "$tmp/fpm.conf" -R -F &
+master=$!
+cleanup() {
+    kill -QUIT "$master" 2>/dev/null; wait "$master" 2>/dev/null
+    [ -f "$tmp/redis.pid" ] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null && sleep 0.1
+    rm -rf "$tmp" "/dev/shm/ephpm-$(id -u)/$store"
+}
+trap cleanup EXIT
+for _ in $(seq 100); do [ -S "$tmp/fpm.sock" ] && break; sleep 0.05; done
+
+request() { # request PATH?QUERY [COOKIE] -> body
+    local query=""
+    case "$1" in *\?*) query=${1#*\?} ;; esac
+    SCRIPT_FILENAME="$app/public/index.php" SCRIPT_NAME=/index.php REQUEST_METHOD=GET REQUEST_URI="$1" \
+        QUERY_STRING="$query" HTTP_HOST=localhost SERVER_NAME=localhost SERVER_PORT=80 HTTP_COOKIE="${2:-}" \
+        cgi-fcgi -bind -connect "$tmp/fpm.sock" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
+}
+burst() { # burst N PATH?QUERY [COOKIE] -> the N bodies, one a line, sorted
+    local i
+    for i in $(seq "$1"); do request "$2" "${3:-}" >"$tmp/body.$i" & done
+    wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
+    for i in $(seq "$1"); do cat "$tmp/body.$i"; echo; done | sort
+}
+cli() { php "${ini[@]}" "$app/cli.php" "$@"; }
+probe() { php "${ini[@]}" -r 'echo json_encode((new Ephpm\Kv(null, "test:"))->get($argv[1]));' "$1"; }
+mark() { php "${ini[@]}" -r '(new Ephpm\Kv(null, "test:"))->set($argv[1], 1);' "$1"; }
+await() { # await KEY: until the probe key exists, 20 s at most
+    php "${ini[@]}" -r '$kv = new Ephpm\Kv(null, "test:"); $t = microtime(true) + 20;
+        while (!$kv->has($argv[1]) && microtime(true) < $t) usleep(2000);' "$1"
+}
+field() { # field NAME TEXT: the value of the line "NAME: value" in TEXT
+    awk -v n="$1: " 'index($0, n) == 1 { print substr($0, length(n) + 1) }' <<<"$2"
+}
+count() { # count LINE TEXT: how many lines of TEXT are LINE
+    grep -cxF -- "$1" <<<"$2"
+}
+
+# 1. Cache::add() is atomic; RateLimiter loses no hit.
+check "8 processes x 50 rounds racing Cache::add() on a fresh key: one winner every round" \
+    "50 rounds of 50 with one winner, at most 1 winners" "$(cli add-race ephpm 8 50)"
+check "RateLimiter::hit() 50 times in each of 8 processes: 400 attempts" 400 "$(cli rate-limit 8 50)"
+
+# 2. remember(): 12 concurrent requests, a cold key, a 300 ms origin.
+bodies=$(burst 12 "/remember?store=ephpm&key=cold&ms=300")
+check "12 concurrent requests on a cold remember() key all get the value" 12 "$(count computed "$bodies")"
+check "... and the origin is called once" 1 "$(probe origin:cold)"
+bodies=$(burst 12 "/remember?store=ephpm_plain&key=cold&ms=300")
+plain=$(probe origin:cold)
+echo "# stampede => false: $plain origin calls for 12 requests"
+check "with 'stampede' => false the same burst calls the origin several times" yes \
+    "$([ "$(count computed "$bodies")" = 12 ] && [ "$plain" -gt 1 ] && echo yes || echo "no ($plain calls)")"
+
+# 3. flexible(): a stale key, 12 concurrent requests.
+check "flexible() stores a value" old "$(request "/flexible?key=hot&prime=1")"
+sleep 1.5 # past its 1 s of freshness: stale now
+bodies=$(burst 12 "/flexible?key=hot")
+check "12 concurrent requests on a stale flexible() key all get the stale value" 12 "$(count old "$bodies")"
+mark "client has the responses:hot"
+await "refresh saw:hot"
+check "the refresh ran after its response had reached the client" '"the client had the responses"' "$(probe "refresh saw:hot")"
+check "... and ran once" 1 "$(probe refreshes:hot)"
+check "the refreshed value is served next" new "$(request "/flexible?key=hot")"
+
+# 4. Sessions.
+sid() { tr -dc 'a-zA-Z0-9' </dev/urandom | head -c 40; }
+s=$(sid)
+burst 40 "/session/incr" "laravel_session=$s" >/dev/null
+check "40 concurrent requests on one session count to 40 (the 41st request reads it)" 41 \
+    "$(request "/session/incr" "laravel_session=$s")"
+s=$(sid)
+burst 40 "/session/incr?locking=0" "laravel_session=$s" >/dev/null
+unlocked=$(request "/session/incr" "laravel_session=$s")
+echo "# locking => false: the 41st request counted $unlocked"
+check "with 'locking' => false the same run loses updates (but keeps some)" yes \
+    "$([ "$unlocked" -gt 1 ] && [ "$unlocked" -lt 41 ] && echo yes || echo "no ($unlocked)")"
+s=$(sid)
+request "/session/save-then-wait" "laravel_session=$s" >"$tmp/first" &
+await "first saved"
+check "a request waiting for a session gets what another request saved" "saved by the first request" \
+    "$(request "/session/read" "laravel_session=$s")"
+wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
+check "... while that request was still running" "the second request finished first" "$(cat "$tmp/first")"
+loop=$(cli session-loop 200)
+check "200 requests through one kernel (handle, terminate): no session lock key between requests" 0 \
+    "$(field "requests after which a session lock key existed" "$loop")"
+check "... and the three sessions' counters add up to 200" "[67,67,66]" "$(field "the three counters" "$loop")"
+
+# 5. Tags, each step in a process of its own.
+check "tags(people, artists)->put()" true "$(cli tags put people,artists john J)"
+check "tags(artists)->put()" true "$(cli tags put artists anne A)"
+check "tags(people, artists)->get() in another process" '"J"' "$(cli tags get people,artists john)"
+check "tags(people)->flush()" true "$(cli tags flush people)"
+check "after it, tags(people, artists)->get() is null" null "$(cli tags get people,artists john)"
+check "... and tags(artists)->get() of a key without the tag people is kept" '"A"' "$(cli tags get artists anne)"
+
+# 6. The store contract, a line each (cli.php contract).
+contract=$(cli contract ephpm)
+while IFS='|' read -r name expected; do
+    check "contract: $name" "$expected" "$(field "$name" "$contract")"
+done <<'ROWS'
+add of an absent key|true
+add of a present key|false
+value after both adds|1
+forget of a present key|true
+forget of a missing key|false
+increment of a missing key|1
+increment by 5, decrement by 2|[6,4]
+increment of a string|false
+increment past PHP_INT_MAX|false
+value after the overflow|true
+putMany|true
+many|[1,{"x":2},null]
+forever|true
+forever value|"kept"
+raw key in the backend|"kept"
+lock taken|true
+block() after the release|"got it"
+flush of ephpm_other|true
+ephpm_other key after its flush|null
+this store's key after ephpm_other's flush|"kept"
+flush of a store with an empty prefix|true
+this store's key after it|null
+session after the cache flush|"ada"
+ROWS
+# Each store keeps to its DSN: on redis the `ephpm` store is not in the host's store,
+# and the shm store `ephpm_host` is not in Redis.
+crossed=false; [ "$backend" = redis ] || crossed=true
+check "contract: the ephpm store's key is in the host's shm store: $crossed" "$crossed" "$(field "in the host store too" "$contract")"
+check "contract: the ephpm_host store's key is in the ephpm store's backend: $crossed" "$crossed" "$(field "ephpm_host key in the backend" "$contract")"
+
+# 7. Auto-discovery by Laravel's PackageManifest: an installed.json whose package entry
+# carries ephpm's composer.json "extra", and config/app.php without the provider.
+make_base "$tmp/discover"
+mkdir -p "$tmp/discover/vendor/composer"
+php -n -r '$c = json_decode(file_get_contents($argv[1]), true);
+    echo json_encode(["packages" => [["name" => $c["name"], "version" => "dev-main", "type" => "library", "extra" => $c["extra"] ?? []]]]);' \
+    "$here/../../composer.json" >"$tmp/discover/vendor/composer/installed.json"
+found=$(EPHPM_DISCOVERY=1 LARAVEL_BASE="$tmp/discover" cli discovered 2>&1)
+check "auto-discovery: the provider is registered" true "$(field "provider registered" "$found")"
+check "... not listed in config/app.php" false "$(field "listed in config/app.php" "$found")"
+check "... and Cache::store('ephpm') works" '"found"' "$(field get "$found")"
+rm "$tmp/discover/vendor/composer/installed.json" "$tmp/discover/bootstrap/cache/packages.php"
+check "without installed.json the provider is not there (the check above can fail)" false \
+    "$(field "provider registered" "$(EPHPM_DISCOVERY=1 LARAVEL_BASE="$tmp/discover" cli discovered 2>/dev/null)")"
+
+if [ "$failed" -gt 0 ]; then
+    echo "--- laravel.log"; tail -n 30 "$tmp/app/storage/logs/laravel.log" 2>/dev/null
+    echo "--- fpm.log"; tail -n 30 "$tmp/fpm.log"
+fi
+summary "$label"

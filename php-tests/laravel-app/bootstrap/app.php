@@ -1,0 +1,18 @@
+<?php
+// The test application: a real Illuminate\Foundation\Application on Debian's Laravel 8.
+// Its base folder is LARAVEL_BASE (the suite makes one in its temporary folder, holding
+// storage/, bootstrap/cache/ and links to config/ and routes/ here), so nothing is ever
+// written into the repository. EPHPM_PHP_DIR swaps in another copy of ephpm's php/
+// (to run the suite against an older integration and see what it fails).
+require_once '/usr/share/php/Illuminate/autoload.php';
+require_once (getenv('EPHPM_PHP_DIR') ?: __DIR__ . '/../../../php') . '/autoload.php';
+spl_autoload_register(static function (string $class): void {
+    if (str_starts_with($class, 'App\\') && is_file($file = __DIR__ . '/../app/' . str_replace('\\', '/', substr($class, 4)) . '.php')) {
+        require $file;
+    }
+});
+
+$app = new Illuminate\Foundation\Application(getenv('LARAVEL_BASE') ?: dirname(__DIR__));
+$app->singleton(Illuminate\Contracts\Http\Kernel::class, App\Http\Kernel::class);
+$app->singleton(Illuminate\Contracts\Debug\ExceptionHandler::class, Illuminate\Foundation\Exceptions\Handler::class);
+return $app;

@@ -1,0 +1,7 @@
+<?php
+return [
+    'default' => 'single',
+    'channels' => [
+        'single' => ['driver' => 'single', 'path' => storage_path('logs/laravel.log'), 'level' => 'debug'],
+    ],
+];
