@@ -22,7 +22,7 @@ use Illuminate\Session\SessionManager;
 (new Ephpm\Kv())->clear();
 $app = new Container();
 $app['config'] = new Config([
-    'cache' => ['default' => 'ephpm', 'prefix' => 'laravel_', 'stores' => ['ephpm' => ['driver' => 'ephpm', 'prefix' => 'app:']]],
+    'cache' => ['default' => 'ephpm', 'prefix' => 'laravel_', 'stores' => ['ephpm' => ['driver' => 'ephpm', 'prefix' => 'app']]],
     'session' => ['driver' => 'ephpm', 'lifetime' => 120, 'cookie' => 'laravel_session'],
 ]);
 $app->singleton('cache', fn ($app) => new CacheManager($app));
@@ -35,7 +35,7 @@ var_dump($cache->put('answer', ['n' => 42], 60), $cache->get('answer'), $cache->
 var_dump($cache->increment('hits'), $cache->increment('hits', 5), $cache->decrement('hits'));
 var_dump($cache->forget('answer'), $cache->has('answer'));
 var_dump($cache->many(['hits', 'nothing']));
-var_dump((new Ephpm\Kv())->get('app:hits'));
+var_dump((new Ephpm\Kv())->get('cache:app:hits'));
 
 echo "-- four processes racing Cache::lock('x')->get(...)\n";
 $kv = new Ephpm\Kv(null, 'race:');
@@ -86,8 +86,7 @@ $session->setId(str_repeat('a', 40));
 $session->start();
 $session->put('user', 'ada');
 $session->save();
-$session->getHandler()->close(); // Laravel never calls close(): the lock goes with the handler, or here
-$fresh = new Illuminate\Session\Store('laravel_session', new Ephpm\SessionHandler(null, ['lifetime' => 7200]), str_repeat('a', 40));
+$fresh = new Illuminate\Session\Store('laravel_session', new Ephpm\SessionHandler(new Ephpm\Kv(null, 'laravel_session:'), ['lifetime' => 7200]), str_repeat('a', 40));
 $fresh->start();
 var_dump($fresh->get('user'));
 (new Ephpm\Kv())->clear();
@@ -119,5 +118,5 @@ string(24) "got it after the release"
 bool(false)
 Illuminate\Contracts\Cache\LockTimeoutException
 -- the session driver
-Ephpm\SessionHandler
+Ephpm\Laravel\EphpmSessionHandler
 string(3) "ada"

@@ -38,7 +38,11 @@ final class EphpmServiceProvider extends ServiceProvider
         $this->app['session']->extend('ephpm', fn ($app) => $this->sessionHandler($app['config']));
         // What a request leaves behind goes when it ends, also in a long-running worker
         // that handles many: a session lock still held, and the deferred refreshes of
-        // flexible() (after the response, which terminate() follows).
+        // flexible() (after the response, which terminate() follows). A bare container
+        // (the Illuminate components without the framework) has no terminate().
+        if (!method_exists($this->app, 'terminating')) {
+            return;
+        }
         $this->app->terminating(function () {
             $session = $this->app->resolved('session') ? ($this->app['session']->getDrivers()['ephpm'] ?? null) : null;
             $handler = $session?->getHandler();
