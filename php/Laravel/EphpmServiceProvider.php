@@ -35,7 +35,7 @@ final class EphpmServiceProvider extends ServiceProvider
             $this->setEventDispatcher($repository);
             return $repository;
         });
-        $this->app['session']->extend('ephpm', fn ($app) => $this->sessionHandler($app['config']));
+        $this->app['session']->extend('ephpm', fn ($app) => $this->sessionHandler($app));
         // What a request leaves behind goes when it ends, also in a long-running worker
         // that handles many: a session lock still held, and the deferred refreshes of
         // flexible() (after the response, which terminate() follows). A bare container
@@ -67,13 +67,14 @@ final class EphpmServiceProvider extends ServiceProvider
         return new EphpmRepository($store, $memo, $logger);
     }
 
-    private function sessionHandler($config): EphpmSessionHandler
+    private function sessionHandler($app): EphpmSessionHandler
     {
+        $config = $app['config'];
         $options = $config['session.ephpm'] ?? [];
         $kv = new Kv($options['dsn'] ?? null, $options['prefix'] ?? 'laravel_session:');
         unset($options['dsn'], $options['prefix']);
         $options['lifetime'] = (int) ($config['session.lifetime'] ?? 120) * 60;
-        return new EphpmSessionHandler(new SessionHandler($kv, $options));
+        return new EphpmSessionHandler(new SessionHandler($kv, $options), $app->bound('log') ? $app['log'] : null);
     }
 
     private static function millis(int|float $seconds, int $least): int

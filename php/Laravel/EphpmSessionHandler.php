@@ -2,20 +2,29 @@
 
 namespace Ephpm\Laravel;
 
+use Closure;
 use Ephpm\SessionHandler;
 use SessionHandlerInterface;
 
 /**
  * Laravel's session handler on ephpm: Ephpm\SessionHandler's locking (read takes the
  * session's lock, write writes only while it is still ours), adapted to how Laravel
- * drives a handler. Laravel never calls close(): the lock is released as soon as the
- * session is written (a request waiting for the same session goes on at once, not when
- * this one ends), and release() lets a long-running worker drop a lock it still holds
- * at the end of a job.
+ * drives a handler:
+ * - Laravel never calls close(): the lock is released as soon as the session is written
+ *   (a request waiting for the same session goes on at once, not when this one ends),
+ *   and release() drops a lock still held at the end of a request or a worker's job.
+ * - A read that fails (`lock_timeout` "fail") starts the session empty, as Laravel does
+ *   for any unreadable session, and its write is refused: native PHP never writes a
+ *   session whose start failed, and a write here would overwrite the holder's.
+ * - Warnings go to Laravel's logger: Laravel turns an E_WARNING into an exception.
  */
 final class EphpmSessionHandler implements SessionHandlerInterface
 {
-    public function __construct(private SessionHandler $handler)
+    /** The id whose read failed: its write is refused. */
+    private ?string $unread = null;
+
+    /** @param object|null $logger A PSR-3 logger; without one, warnings stay E_WARNINGs. */
+    public function __construct(private SessionHandler $handler, private ?object $logger = null)
     {
     }
 
@@ -31,14 +40,20 @@ final class EphpmSessionHandler implements SessionHandlerInterface
 
     public function read($id): string|false
     {
-        return $this->handler->read((string) $id);
+        $data = $this->logged(fn () => $this->handler->read((string) $id));
+        $this->unread = $data === false ? (string) $id : null;
+        return $data === false ? '' : $data;
     }
 
     /** Writes the session and releases its lock. */
     public function write($id, $data): bool
     {
+        if ($this->unread === (string) $id) {
+            $this->logger?->warning(sprintf('ephpm: session %s was not written: it could not be read (its lock was busy)', $id));
+            return false;
+        }
         try {
-            return $this->handler->write((string) $id, (string) $data);
+            return $this->logged(fn () => $this->handler->write((string) $id, (string) $data));
         } finally {
             $this->handler->close();
         }
@@ -46,7 +61,7 @@ final class EphpmSessionHandler implements SessionHandlerInterface
 
     public function destroy($id): bool
     {
-        return $this->handler->destroy((string) $id);
+        return $this->logged(fn () => $this->handler->destroy((string) $id));
     }
 
     /** @return int|false How many sessions were removed: 0, the store expires them itself. */
@@ -58,6 +73,24 @@ final class EphpmSessionHandler implements SessionHandlerInterface
     /** Releases the lock this handler still holds, if any (the end of a request or job). */
     public function release(): void
     {
+        $this->unread = null;
         $this->handler->close();
+    }
+
+    /** Runs $call with its E_WARNINGs sent to the logger instead, when there is one. */
+    private function logged(Closure $call): mixed
+    {
+        if ($this->logger === null) {
+            return $call();
+        }
+        set_error_handler(function (int $type, string $message): bool {
+            $this->logger->warning($message);
+            return true;
+        }, E_WARNING);
+        try {
+            return $call();
+        } finally {
+            restore_error_handler();
+        }
     }
 }
