@@ -1,0 +1,61 @@
+--TEST--
+Laravel: Cache::tags() on an ephpm store (Laravel's TaggedCache semantics) across processes: put by one process, read and flushed by others, an entry under two tags goes with either; RateLimiter::hit() from 8 processes x 50 loses no hit
+--EXTENSIONS--
+ephpm
+pcntl
+mbstring
+ctype
+--SKIPIF--
+<?php if (!is_file('/usr/share/php/Illuminate/Foundation/Application.php')) die('skip php-laravel-framework is not installed');
+--INI--
+ephpm.store_name=phpt_laravel_tags
+ephpm.shm_size=8M
+--FILE--
+<?php
+require __DIR__ . '/harness/laravel.inc';
+
+use Illuminate\Support\Facades\Cache;
+
+$app = laravel_app(['ephpm' => ['driver' => 'ephpm']]);
+Cache::flush();
+
+echo "-- tags\n";
+laravel_fork(1, function () {
+    Cache::tags(['people', 'artists'])->put('john', 'John (artist)', 60);
+    Cache::tags(['people', 'authors'])->put('anne', 'Anne (author)', 60);
+    Cache::tags(['people'])->forever('all', 2);
+});
+var_dump(Cache::tags(['people', 'artists'])->get('john'), Cache::tags(['people', 'authors'])->get('anne'), Cache::tags(['people'])->get('all'));
+var_dump(Cache::tags(['artists', 'people'])->get('john'), Cache::get('john'));
+laravel_fork(1, fn () => Cache::tags(['authors'])->flush());
+var_dump(Cache::tags(['people', 'authors'])->get('anne'), Cache::tags(['people', 'artists'])->get('john'));
+laravel_fork(1, fn () => Cache::tags('people')->flush());
+var_dump(Cache::tags(['people', 'artists'])->get('john'), Cache::tags(['people'])->get('all'));
+var_dump(Cache::tags(['counters'])->increment('n', 3), Cache::tags(['counters'])->remember('r', 60, fn () => 'remembered'));
+
+echo "-- RateLimiter::hit() from 8 processes x 50\n";
+$limiter = new Illuminate\Cache\RateLimiter(Cache::store());
+laravel_fork(8, function () use ($limiter) {
+    for ($i = 0; $i < 50; $i++) {
+        $limiter->hit('login:ada', 60);
+    }
+});
+var_dump($limiter->attempts('login:ada'), $limiter->tooManyAttempts('login:ada', 400), $limiter->tooManyAttempts('login:ada', 401));
+Cache::flush();
+--EXPECT--
+-- tags
+string(13) "John (artist)"
+string(13) "Anne (author)"
+int(2)
+NULL
+NULL
+NULL
+string(13) "John (artist)"
+NULL
+NULL
+int(3)
+string(10) "remembered"
+-- RateLimiter::hit() from 8 processes x 50
+int(400)
+bool(true)
+bool(false)
