@@ -10,7 +10,9 @@ PHP      := php -n -d extension=$(CURDIR)/$(SO)
 # What the build, the tests and the benchmark need from Debian.
 PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu openssl \
             php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
-            php-illuminate-container php-illuminate-config php-laravel-framework redis-server php-redis
+            php-illuminate-container php-illuminate-config php-laravel-framework redis-server php-redis \
+            php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
+            php-symfony-yaml chromium
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
