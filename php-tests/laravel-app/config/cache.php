@@ -7,6 +7,7 @@ $ephpm = ['driver' => 'ephpm', 'dsn' => $dsn, 'lock_ttl' => 30, 'lock_wait' => 1
 return [
     'default' => 'ephpm',
     'prefix' => 'laravel_cache',
+    'limiter' => env('CACHE_LIMITER'), // RateLimiter's store (null: the default)
     'stores' => [
         'ephpm' => ['prefix' => 'main'] + $ephpm,
         'ephpm_plain' => ['prefix' => 'plain', 'stampede' => false] + $ephpm,
