@@ -85,6 +85,28 @@ impl Keyspace {
     pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
         self.with_key(key, |s, k| s.get(k, out))
     }
+    /// `Store::get_many` on this prefix's keys.
+    pub fn get_many(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, Hit, &[u8])) -> Result<()> {
+        let full = keys
+            .iter()
+            .map(|k| self.full_key(k))
+            .collect::<Result<Vec<_>>>()?;
+        let full: Vec<&[u8]> = full.iter().map(Vec::as_slice).collect();
+        self.store.get_many(&full, found)
+    }
+    /// `Store::set_many` on this prefix's keys.
+    pub fn set_many(&self, entries: &[(&[u8], Value<'_>)], ttl: Option<Duration>) -> Result<()> {
+        let full = entries
+            .iter()
+            .map(|(k, _)| self.full_key(k))
+            .collect::<Result<Vec<_>>>()?;
+        let entries: Vec<(&[u8], Value<'_>)> = full
+            .iter()
+            .zip(entries)
+            .map(|(k, (_, v))| (k.as_slice(), *v))
+            .collect();
+        self.store.set_many(&entries, ttl)
+    }
     pub fn exists(&self, key: &[u8]) -> Result<bool> {
         self.with_key(key, |s, k| s.exists(k))
     }

@@ -192,6 +192,41 @@ fn values_keep_their_kind_and_integers_stay_redis_integers() {
     assert!(store.exists(b"n").unwrap());
 }
 
+/// getMany is one MGET and setMany one pipeline: values keep their kinds, a missing key
+/// is skipped, the TTL applies to every entry.
+#[test]
+fn get_many_is_one_mget_and_set_many_one_pipeline() {
+    let server = RedisServer::start();
+    let store = open(&server.unix_dsn("?prefix=m:"));
+    let entries = [
+        (&b"a"[..], Value::Str(b"one")),
+        (b"b", Value::Int(2)),
+        (b"c", Value::Serialized(b"a:0:{}")),
+    ];
+    store
+        .set_many(&entries, Some(Duration::from_secs(60)))
+        .unwrap();
+    assert!(matches!(store.ttl(b"c").unwrap(), KeyTtl::Remaining(_)));
+    let mut found = Vec::new();
+    store
+        .get_many(&[b"a", b"missing", b"b", b"c"], &mut |i, hit, bytes| {
+            found.push((i, hit.value, bytes.to_vec()))
+        })
+        .unwrap();
+    assert_eq!(
+        found,
+        [
+            (0, Fetched::Str, b"one".to_vec()),
+            (2, Fetched::Int(2), Vec::new()),
+            (3, Fetched::Serialized, b"a:0:{}".to_vec()),
+        ]
+    );
+    let stats = redis_cli(&server, &["INFO", "commandstats"]);
+    assert!(stats.contains("cmdstat_mget:calls=1,"), "{stats}");
+    store.get_many(&[], &mut |_, _, _| unreachable!()).unwrap();
+    store.set_many(&[], None).unwrap();
+}
+
 /// Expiry with real TTLs, persist, and a clear that takes only its prefix.
 #[test]
 fn ttl_expire_and_clear_by_prefix() {

@@ -88,6 +88,20 @@ impl Value<'_> {
     }
 }
 
+impl Fetched {
+    /// The value again, its bytes (for `Str` and `Serialized`) being `bytes`.
+    pub fn with(self, bytes: &[u8]) -> Value<'_> {
+        match self {
+            Fetched::Str => Value::Str(bytes),
+            Fetched::Serialized => Value::Serialized(bytes),
+            Fetched::Int(n) => Value::Int(n),
+            Fetched::Float(x) => Value::Float(x),
+            Fetched::Bool(b) => Value::Bool(b),
+            Fetched::Null => Value::Null,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     pub value: Fetched,
@@ -150,6 +164,8 @@ pub enum StoreError {
     Dsn(#[from] dsn::DsnError),
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
+    #[error(transparent)]
+    NotAnRwLock(#[from] crate::rwlock::state::Foreign),
 }
 
 pub type Result<T> = std::result::Result<T, StoreError>;
@@ -171,8 +187,29 @@ pub trait Store: Send + Sync {
         Ok(version.map(|version| Hit { value, version }))
     }
 
+    /// Reads several keys: `found(i, hit, bytes)` for each `keys[i]` that is present, in
+    /// order, string-like values' bytes in `bytes`. One `get` each here; a remote store
+    /// does it in one round trip.
+    fn get_many(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, Hit, &[u8])) -> Result<()> {
+        let mut buf = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(hit) = self.get(key, &mut buf)? {
+                found(i, hit, &buf);
+            }
+        }
+        Ok(())
+    }
+
     fn exists(&self, key: &[u8]) -> Result<bool>;
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()>;
+    /// Stores several values, in order, not as one atomic step: on an error the ones
+    /// before it are stored. One `set` each here; a remote store does it in one round trip.
+    fn set_many(&self, entries: &[(&[u8], Value<'_>)], ttl: Option<Duration>) -> Result<()> {
+        for (key, value) in entries {
+            self.set(key, *value, ttl)?;
+        }
+        Ok(())
+    }
     /// Stores only if the key is absent, atomically. With a TTL the entry is a lock.
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx>;
     /// `set_nx` for an ordinary entry that memory pressure may evict like any cache
@@ -215,6 +252,11 @@ pub trait Store: Send + Sync {
     /// Releases the lock if `token` still holds it, waking its waiters; returns whether
     /// it did.
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool>;
+    /// Runs one read/write-lock operation on the lock `name` atomically where the data
+    /// lives (`crate::rwlock::state::apply` on the key's value), waking the key's waiters
+    /// when it changes the lock. A refusal carries the key's version as
+    /// `wait_for_change` compares it.
+    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome>;
     /// One line saying what this store is (for `php --ri ephpm`).
     fn describe(&self) -> String;
 }

@@ -43,7 +43,7 @@ use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 
 use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
-use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
+use super::{Hit, KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
 use scripts::Flavour;
 use wakeups::Wakeups;
 
@@ -366,6 +366,27 @@ impl Store for RedisStore {
         }))
     }
 
+    /// One MGET.
+    fn get_many(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, Hit, &[u8])) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut cmd = redis::cmd("MGET");
+        for key in keys {
+            cmd.arg(self.key(key));
+        }
+        let stored: Vec<Option<Vec<u8>>> = self.run_idempotent(|c| cmd.query(&mut c.con))?;
+        let mut buf = Vec::new();
+        for (i, b) in stored.iter().enumerate() {
+            if let Some(b) = b {
+                let value = bytes::decode(b).copy_into(&mut buf);
+                let version = fingerprint(b);
+                found(i, Hit { value, version }, &buf);
+            }
+        }
+        Ok(())
+    }
+
     fn exists(&self, key: &[u8]) -> Result<bool> {
         let n: i64 =
             self.run_idempotent(|c| redis::cmd("EXISTS").arg(self.key(key)).query(&mut c.con))?;
@@ -375,6 +396,19 @@ impl Store for RedisStore {
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
         let cmd = set_cmd(&self.key(key), &encoded(value), ttl, false);
         self.run_idempotent(|c| cmd.query::<()>(&mut c.con))
+    }
+
+    /// One pipeline of SETs (not a transaction: each lands on its own, as `set` would).
+    fn set_many(&self, entries: &[(&[u8], Value<'_>)], ttl: Option<Duration>) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for (key, value) in entries {
+            pipe.add_command(set_cmd(&self.key(key), &encoded(*value), ttl, false))
+                .ignore();
+        }
+        self.run_idempotent(|c| pipe.query::<()>(&mut c.con))
     }
 
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
