@@ -131,6 +131,16 @@ check "a request waiting for a session gets what another request saved" "saved b
     "$(request "/session/read" "laravel_session=$s")"
 wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
 check "... while that request was still running" "the second request finished first" "$(cat "$tmp/first")"
+# A request that saved its session and changes it afterwards (Laravel writes it again at
+# its end) must not overwrite what another request saved in between.
+s=$(sid)
+request "/session/save-then-change" "laravel_session=$s" >/dev/null &
+await "late: first saved"
+request "/session/put?key=second" "laravel_session=$s" >/dev/null
+mark "late: second saved"
+wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
+check "a second write of a session, after its lock went, keeps what another request saved meanwhile" \
+    '{"first":"kept","second":"kept"}' "$(request "/session/keys" "laravel_session=$s")"
 loop=$(cli session-loop 200)
 check "200 requests through one kernel (handle, terminate): no session lock key between requests" 0 \
     "$(field "requests after which a session lock key existed" "$loop")"

@@ -58,6 +58,21 @@ Route::middleware('web')->group(function () use ($probe, $await) {
         $probe()->set('first saved', 1);
         return $await('second done', 10) ? 'the second request finished first' : 'the second request did not finish within 10 s';
     });
+    // Saves the session, waits until another request has saved it too, then changes it
+    // again: Laravel writes it a second time at the end of the request.
+    Route::get('/session/save-then-change', function (Request $r) use ($probe, $await) {
+        $r->session()->put('first', 'kept');
+        $r->session()->save();
+        $probe()->set('late: first saved', 1);
+        $await('late: second saved', 10);
+        $r->session()->put('first, later', 'kept');
+        return 'done';
+    });
+    Route::get('/session/put', function (Request $r) {
+        $r->session()->put($r->query('key'), 'kept');
+        return 'stored';
+    });
+    Route::get('/session/keys', fn (Request $r) => json_encode($r->session()->only(['first', 'second'])));
     Route::get('/session/read', function (Request $r) use ($probe) {
         $value = $r->session()->get('from_first', 'nothing');
         $probe()->set('second done', 1);
