@@ -91,11 +91,12 @@ check "8 processes x 50 rounds racing Cache::add() on a fresh key: one winner ev
 check "RateLimiter::hit() 50 times in each of 8 processes at once: no hit lost" \
     "0 hits lost of 401" "$(cli rate-limit 8 50)"
 
-# 2. remember(): 12 concurrent requests, a cold key, a 300 ms origin.
-bodies=$(burst 12 "/remember?store=ephpm&key=cold&ms=300")
+# 2. remember(): 12 concurrent requests, a cold key, a 300 ms origin. The requests meet
+# (?together=12) before they ask the cache, so a slow start cannot serialise them.
+bodies=$(burst 12 "/remember?store=ephpm&key=cold&ms=300&together=12")
 check "12 concurrent requests on a cold remember() key all get the value" 12 "$(count computed "$bodies")"
 check "... and the origin is called once" 1 "$(probe origin:cold)"
-bodies=$(burst 12 "/remember?store=ephpm_plain&key=cold-plain&ms=300")
+bodies=$(burst 12 "/remember?store=ephpm_plain&key=cold-plain&ms=300&together=12")
 plain=$(probe origin:cold-plain)
 echo "# stampede => false: $plain origin calls for 12 requests"
 check "with 'stampede' => false the same burst calls the origin several times" yes \
@@ -104,7 +105,7 @@ check "with 'stampede' => false the same burst calls the origin several times" y
 # 3. flexible(): a stale key, 12 concurrent requests.
 check "flexible() stores a value" old "$(request "/flexible?key=hot&prime=1")"
 sleep 1.5 # past its 1 s of freshness: stale now
-bodies=$(burst 12 "/flexible?key=hot")
+bodies=$(burst 12 "/flexible?key=hot&together=12")
 check "12 concurrent requests on a stale flexible() key all get the stale value" 12 "$(count old "$bodies")"
 mark "client has the responses:hot"
 await "refresh saw:hot"

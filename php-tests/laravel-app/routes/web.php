@@ -17,9 +17,22 @@ $await = static function (string $key, float $seconds) use ($probe): bool {
     return $kv->has($key);
 };
 
+// Holds a request until ?together=N requests with the same key are there (10 s at
+// most), so that N requests meet the cache at once however slowly each one started.
+$together = static function (Request $r) use ($probe): void {
+    $kv = $probe();
+    $arrived = 'arrived:' . $r->query('key') . ':' . $r->query('together', 1);
+    $kv->increment($arrived);
+    $deadline = microtime(true) + 10;
+    while (($seen = $kv->wait($arrived)) !== false && $kv->get($arrived) < (int) $r->query('together', 1) && microtime(true) < $deadline) {
+        $kv->wait($arrived, $seen, 0.5);
+    }
+};
+
 // A cold key with a slow origin (?ms=300) that counts its calls.
-Route::get('/remember', function (Request $r) use ($probe) {
+Route::get('/remember', function (Request $r) use ($probe, $together) {
     $key = $r->query('key');
+    $together($r);
     return Cache::store($r->query('store', 'ephpm'))->remember($key, 60, function () use ($key, $r, $probe) {
         $probe()->increment("origin:$key");
         usleep((int) $r->query('ms', 300) * 1000);
@@ -30,8 +43,9 @@ Route::get('/remember', function (Request $r) use ($probe) {
 // ?prime=1 stores "old", fresh for 1 s; afterwards the key is stale and is refreshed by
 // a callback that counts its runs and waits for the client's word that it has every
 // response (15 s at most), so it records whether it ran after the responses.
-Route::get('/flexible', function (Request $r) use ($probe, $await) {
+Route::get('/flexible', function (Request $r) use ($probe, $await, $together) {
     $key = $r->query('key');
+    $together($r);
     if ($r->query('prime')) {
         return Cache::flexible($key, [1, 300], fn () => 'old');
     }
