@@ -59,6 +59,28 @@ printf("the second finished while the first still ran: %s, and read: %s\n", var_
 pcntl_waitpid($pid, $status);
 var_dump($raw->has("session_lock:$id"));
 
+echo "-- a session written again after its lock went: lands only if nobody wrote it meanwhile\n";
+$late = session_for($id, $app);
+$late->start();
+$late->put('late', 'first save');
+$late->save();
+$late->put('late', 'second save, nobody in between');
+$late->save();
+$other = session_for($id);
+$other->start();
+var_dump($other->get('late'));
+$other->put('other', 'saved in between');
+$other->save();
+$late->put('late', 'third save, after another request');
+$late->save();
+$check = session_for($id);
+$check->start();
+var_dump($check->get('late'), $check->get('other'));
+$check->forget('late');
+$check->forget('other');
+$check->save();
+echo preg_match('/this late write is dropped/', laravel_log($app)) ? "logged\n" : "not logged\n";
+
 echo "-- 40 racing requests, one counter\n";
 laravel_fork(40, function () use ($id) {
     $s = session_for($id);
@@ -115,6 +137,11 @@ $marks->clear();
 bool(true)
 the second finished while the first still ran: true, and read: written by the first
 bool(false)
+-- a session written again after its lock went: lands only if nobody wrote it meanwhile
+string(30) "second save, nobody in between"
+string(30) "second save, nobody in between"
+string(16) "saved in between"
+logged
 -- 40 racing requests, one counter
 int(40)
 -- lock_timeout fail: an empty session, never written over the holder's

@@ -16,12 +16,20 @@ use SessionHandlerInterface;
  * - A read that fails (`lock_timeout` "fail") starts the session empty, as Laravel does
  *   for any unreadable session, and its write is refused: native PHP never writes a
  *   session whose start failed, and a write here would overwrite the holder's.
+ * - A session written again after its lock went (code that calls `save()` mid-request,
+ *   then Laravel's own save at the end) takes the lock again and writes only if nobody
+ *   wrote the session in between; otherwise the late write is dropped and logged, so
+ *   that it never overwrites another request's update.
  * - Warnings go to Laravel's logger: Laravel turns an E_WARNING into an exception.
  */
 final class EphpmSessionHandler implements SessionHandlerInterface
 {
     /** The id whose read failed: its write is refused. */
     private ?string $unread = null;
+    /** The id whose lock this handler holds (read, not yet written or released). */
+    private ?string $locked = null;
+    /** @var array<string, string> What this handler last wrote, by id. */
+    private array $written = [];
 
     /** @param object|null $logger A PSR-3 logger; without one, warnings stay E_WARNINGs. */
     public function __construct(private SessionHandler $handler, private ?object $logger = null)
@@ -35,6 +43,7 @@ final class EphpmSessionHandler implements SessionHandlerInterface
 
     public function close(): bool
     {
+        $this->locked = null;
         return $this->handler->close();
     }
 
@@ -42,6 +51,7 @@ final class EphpmSessionHandler implements SessionHandlerInterface
     {
         $data = $this->logged(fn () => $this->handler->read((string) $id));
         $this->unread = $data === false ? (string) $id : null;
+        $this->locked = $data === false ? null : (string) $id;
         return $data === false ? '' : $data;
     }
 
@@ -52,15 +62,41 @@ final class EphpmSessionHandler implements SessionHandlerInterface
             $this->logger?->warning(sprintf('ephpm: session %s was not written: it could not be read (its lock was busy)', $id));
             return false;
         }
+        $id = (string) $id;
+        if ($this->locked !== $id && isset($this->written[$id]) && !$this->unchangedSinceWritten($id)) {
+            $this->logger?->warning(sprintf('ephpm: session %s was written again after its lock was released, and another request wrote it meanwhile: this late write is dropped', $id));
+            return false;
+        }
         try {
-            return $this->logged(fn () => $this->handler->write((string) $id, (string) $data));
+            $ok = $this->logged(fn () => $this->handler->write($id, (string) $data));
+            if ($ok) {
+                $this->written = [$id => (string) $data];
+            }
+            return $ok;
         } finally {
+            $this->locked = null;
             $this->handler->close();
         }
     }
 
+    /**
+     * Takes the session's lock again (kept for the write that follows) and says whether
+     * the stored session is still what this handler wrote last.
+     */
+    private function unchangedSinceWritten(string $id): bool
+    {
+        $stored = $this->logged(fn () => $this->handler->read($id));
+        if ($stored !== $this->written[$id]) {
+            $this->handler->close();
+            return false;
+        }
+        return true;
+    }
+
     public function destroy($id): bool
     {
+        unset($this->written[(string) $id]);
+        $this->locked = null;
         return $this->logged(fn () => $this->handler->destroy((string) $id));
     }
 
@@ -74,6 +110,8 @@ final class EphpmSessionHandler implements SessionHandlerInterface
     public function release(): void
     {
         $this->unread = null;
+        $this->locked = null;
+        $this->written = [];
         $this->handler->close();
     }
 
