@@ -2,40 +2,103 @@
 
 namespace Ephpm\Symfony;
 
+use Ephpm\Kv;
+use Ephpm\MemoLock;
 use Ephpm\StaleCache;
+use Psr\Cache\CacheItemInterface;
 use Psr\Cache\InvalidArgumentException;
+use Symfony\Component\Cache\Adapter\AdapterInterface;
+use Symfony\Component\Cache\CacheItem;
 use Symfony\Contracts\Cache\CacheInterface;
 
 /**
- * Symfony's CacheInterface over an Ephpm\StaleCache, for code that takes a cache pool:
- * a hot key whose lifetime ends is served at once while one process refreshes it.
+ * A Symfony cache pool (PSR-6 and Symfony's CacheInterface) over Ephpm\StaleCache: a hot
+ * key whose lifetime ends is served at once by get() while one process, elected across
+ * the host (or the fleet, on a shared store), refreshes it after its response.
  *
- *     $cache = new StaleCacheAdapter(new \Ephpm\StaleCache(staleSeconds: 60), 300);
- *     $value = $cache->get('report', function (ItemInterface $item) {
+ *     # config/packages/cache.yaml, with EphpmBundle
+ *     framework: { cache: { pools: { report.cache: { adapter: ephpm.stale_cache_adapter, default_lifetime: 300 } } } }
+ *
+ *     $pool = new StaleCacheAdapter('app', 300, staleSeconds: 60);
+ *     $value = $pool->get('report', function (ItemInterface $item) {
  *         $item->expiresAfter(600);
  *         return build_report();
- *     });
+ *     }, metadata: $meta);   // $meta['stale']: served stale, a refresh is on its way
  *
- * The callback gets an item whose expiresAfter()/expiresAt() set the value's lifetime
- * (the stale window comes after it); `$save = false` serves the value without storing
- * it. `$beta = INF` recomputes now. Tags are not supported: tag() throws.
+ * Only get() with a callback serves stale values: it is the one call that knows how to
+ * refresh them. The PSR-6 calls (getItem(), hasItem()) see a value past its lifetime as
+ * a miss, as PSR-6 requires; save() stores a value with its lifetime (the stale window
+ * comes after it), so a value saved through PSR-6 is served stale by get() too.
+ *
+ * Not tag-aware: StaleCache decides fresh, stale or expired from the record's times
+ * alone, and an invalidated tag must make a value a miss, never a stale hit; for tags use
+ * EphpmAdapter. The callback's item refuses tag().
+ *
+ * The older form `new StaleCacheAdapter(new \Ephpm\StaleCache(...), 300)` still works, on
+ * that StaleCache's store; clear() cannot reach that store and returns false.
  */
-final class StaleCacheAdapter implements CacheInterface
+final class StaleCacheAdapter implements AdapterInterface, CacheInterface
 {
+    /** A value no store holds: what a read-only computation returns for "absent". */
+    private static ?\stdClass $absent = null;
+
+    private StaleCache $cache;
+    /** Reads for PSR-6: like $cache, but a stale read runs its (storing nothing) refresh inline. */
+    private StaleCache $reader;
+    private ?Kv $kv = null;
+    private ?string $dsn = null;
+    private string $prefix = '';
+    /** @var array<string, CacheItem> saveDeferred() items, by key, until commit(). */
+    private array $deferred = [];
+
     /**
-     * @param int $defaultLifetime Seconds a value is fresh unless the callback says otherwise.
+     * @param StaleCache|string $namespace       Put before every key (Symfony's key rules apply); or,
+     *                                           the older form, the StaleCache to serve from.
+     * @param int               $defaultLifetime Seconds a value is fresh unless its item says otherwise;
+     *                                           0 = never stale (Symfony pools' convention).
+     * @param string|null       $dsn             The ephpm store (`shm://NAME`, `redis://…`, `cluster://`); null: `ephpm.dsn`.
+     * @param int               $staleSeconds    How long past its lifetime get() serves a value while one process refreshes it.
+     * @param int               $staleIfErrorSeconds How long past its lifetime get() serves a value when its callback throws.
+     * @param MemoLock|null     $lock            The locks electing the refresher (their store, TTL, wait); null: on the pool's store.
+     * @param object|null       $logger          A PSR-3 logger for failed refreshes; null: E_WARNING.
      */
-    public function __construct(private StaleCache $cache, private int $defaultLifetime = 300)
-    {
-        if ($defaultLifetime <= 0) {
-            throw new \ValueError(sprintf('%s(): Argument #2 ($defaultLifetime) must be greater than 0', __METHOD__));
+    public function __construct(
+        StaleCache|string $namespace = '',
+        private int $defaultLifetime = 300,
+        ?string $dsn = null,
+        int $staleSeconds = 60,
+        int $staleIfErrorSeconds = 0,
+        ?MemoLock $lock = null,
+        ?object $logger = null,
+    ) {
+        if ($defaultLifetime < 0 || ($namespace instanceof StaleCache && 0 === $defaultLifetime)) {
+            throw new \ValueError(sprintf('%s(): Argument #2 ($defaultLifetime) must be greater than %s', __METHOD__, $namespace instanceof StaleCache ? '0' : 'or equal to 0'));
         }
+        self::$absent ??= new \stdClass();
+        if ($namespace instanceof StaleCache) {
+            $this->cache = $this->reader = $namespace;
+            return;
+        }
+        $this->dsn = $dsn;
+        $this->prefix = '' === $namespace ? '' : CacheItem::validateKey($namespace) . ':';
+        $this->kv = new Kv($dsn, $this->prefix);
+        $this->cache = new StaleCache($this->kv, $staleSeconds, $staleIfErrorSeconds, $lock, true, $logger);
+        $this->reader = new StaleCache($this->kv, $staleSeconds, $staleIfErrorSeconds, $lock, false, $logger);
     }
 
+    /**
+     * Symfony's get(): fresh, stale (served at once, refreshed once after the response) or
+     * computed by `$callback` (once across processes). `$metadata` is set to StaleCache's
+     * `['stale' => bool, 'computed' => bool, 'error' => bool]`.
+     */
     public function get(string $key, callable $callback, ?float $beta = null, ?array &$metadata = null): mixed
     {
+        CacheItem::validateKey($key);
         if ($beta !== null && $beta < 0) {
             throw new class(sprintf('Argument "$beta" provided to "%s::get()" must be a positive number, %f given.', self::class, $beta)) extends \InvalidArgumentException implements InvalidArgumentException {};
+        }
+        if (isset($this->deferred[$key])) {
+            $this->commit();
         }
         $compute = function (int|float &$ttl) use ($key, $callback) {
             $item = new StaleCacheItem($key, $ttl);
@@ -45,16 +108,132 @@ final class StaleCacheAdapter implements CacheInterface
             return $value;
         };
         if ($beta === INF) {
-            $metadata = [];
-            return $this->cache->refresh($key, $compute, $this->defaultLifetime);
+            $metadata = ['stale' => false, 'computed' => true, 'error' => false];
+            return $this->cache->refresh($key, $compute, $this->lifetime(null));
         }
-        $metadata = [];
-        return $this->cache->get($key, $compute, $this->defaultLifetime);
+        return $this->cache->get($key, $compute, $this->lifetime(null), $metadata);
     }
 
     public function delete(string $key): bool
     {
+        return $this->deleteItem($key);
+    }
+
+    public function getItem($key): CacheItem
+    {
+        CacheItem::validateKey($key);
+        if (isset($this->deferred[$key])) {
+            $this->commit();
+        }
+        // A read that computes nothing: a miss (or a stale record) yields the marker,
+        // which is never stored ($ttl = 0).
+        $value = $this->reader->get($key, static function (int|float &$ttl) {
+            $ttl = 0;
+            return self::$absent;
+        }, $this->lifetime(null), $how);
+        $hit = $value !== self::$absent && !$how['stale'] && !$how['error'];
+        return self::item($key, $hit ? $value : null, $hit);
+    }
+
+    public function getItems(array $keys = []): iterable
+    {
+        $items = [];
+        foreach ($keys as $key) {
+            $items[$key] = $this->getItem($key);
+        }
+        return $items;
+    }
+
+    public function hasItem($key): bool
+    {
+        return $this->getItem($key)->isHit();
+    }
+
+    public function clear(string $prefix = ''): bool
+    {
+        $this->deferred = [];
+        if (null === $this->kv) {
+            return false;
+        }
+        return '' === $prefix ? $this->kv->clear() : (new Kv($this->dsn, $this->prefix . $prefix))->clear();
+    }
+
+    public function deleteItem($key): bool
+    {
+        CacheItem::validateKey($key);
+        unset($this->deferred[$key]);
         $this->cache->delete($key);
         return true;
+    }
+
+    public function deleteItems(array $keys): bool
+    {
+        array_map([CacheItem::class, 'validateKey'], $keys);
+        foreach ($keys as $key) {
+            $this->deleteItem($key);
+        }
+        return true;
+    }
+
+    public function save(CacheItemInterface $item): bool
+    {
+        return $this->saveDeferred($item) && $this->commit();
+    }
+
+    public function saveDeferred(CacheItemInterface $item): bool
+    {
+        if (!$item instanceof CacheItem) {
+            return false;
+        }
+        $this->deferred[$item->getKey()] = $item;
+        return true;
+    }
+
+    public function commit(): bool
+    {
+        [$items, $this->deferred] = [$this->deferred, []];
+        foreach ($items as $key => $item) {
+            [$value, $expiry] = self::contents($item);
+            $ttl = null === $expiry ? $this->lifetime(null) : $this->lifetime($expiry - microtime(true));
+            if ($ttl <= 0) {
+                $this->cache->delete($key);
+                continue;
+            }
+            // refresh() stores behind the key's lock: a computation in progress ends first.
+            $this->cache->refresh($key, static fn () => $value, $ttl);
+        }
+        return true;
+    }
+
+    public function __destruct()
+    {
+        $this->commit();
+    }
+
+    /**
+     * Seconds a value lives: `$seconds` as given, or the default lifetime where null;
+     * "never" (0) is StaleCache's longest lifetime.
+     */
+    private function lifetime(?float $seconds): float
+    {
+        $seconds ??= $this->defaultLifetime ?: 1e9;
+        return min($seconds, 1e9);
+    }
+
+    private static function item(string $key, mixed $value, bool $hit): CacheItem
+    {
+        return (static function () use ($key, $value, $hit): CacheItem {
+            $item = new CacheItem();
+            $item->key = $key;
+            $item->value = $value;
+            $item->isHit = $hit;
+            return $item;
+        })->bindTo(null, CacheItem::class)();
+    }
+
+    /** @return array{mixed, float|int|null} The item's value and expiry (a timestamp; null: the default lifetime). */
+    private static function contents(CacheItem $item): array
+    {
+        return (static fn () => [$item->value, $item->expiry])->bindTo(null, CacheItem::class)();
     }
 }
