@@ -1,5 +1,5 @@
 --TEST--
-Laravel: Cache::tags() on an ephpm store (Laravel's TaggedCache semantics) across processes: put by one process, read and flushed by others, an entry under two tags goes with either; RateLimiter::hit() from 8 processes x 50 loses no hit
+Laravel: Cache::tags() on an ephpm store (Laravel's TaggedCache semantics) across processes: put by one process, read and flushed by others, an entry under two tags goes with either; RateLimiter::hit() from 8 processes x 50 rounds, a fresh key each round, loses no hit (the container's RateLimiter is ephpm's, one atomic increment)
 --EXTENSIONS--
 ephpm
 pcntl
@@ -33,14 +33,29 @@ laravel_fork(1, fn () => Cache::tags('people')->flush());
 var_dump(Cache::tags(['people', 'artists'])->get('john'), Cache::tags(['people'])->get('all'));
 var_dump(Cache::tags(['counters'])->increment('n', 3), Cache::tags(['counters'])->remember('r', 60, fn () => 'remembered'));
 
-echo "-- RateLimiter::hit() from 8 processes x 50\n";
-$limiter = new Illuminate\Cache\RateLimiter(Cache::store());
-laravel_fork(8, function () use ($limiter) {
-    for ($i = 0; $i < 50; $i++) {
-        $limiter->hit('login:ada', 60);
+echo "-- RateLimiter::hit(): 8 processes x 50 rounds, each round on a fresh key\n";
+/** Hits from 8 processes at once on a fresh key per round: the rounds' counts. */
+function limiter_race(string $name, Closure $limiter): array
+{
+    $tally = new Ephpm\Kv(null, "tally:$name:");
+    laravel_fork(8, function () use ($tally, $limiter, $name) {
+        $limiter = $limiter();
+        for ($round = 0; $round < 50; $round++) {
+            $tally->increment("arrived:$round");
+            while ($tally->get("arrived:$round") < 8) {
+            }
+            $limiter->hit("$name:$round", 60);
+        }
+    });
+    $limiter = $limiter();
+    $counts = [];
+    for ($round = 0; $round < 50; $round++) {
+        $counts[] = $limiter->attempts("$name:$round");
     }
-});
-var_dump($limiter->attempts('login:ada'), $limiter->tooManyAttempts('login:ada', 400), $limiter->tooManyAttempts('login:ada', 401));
+    return array_count_values($counts);
+}
+echo get_class($app->make(Illuminate\Cache\RateLimiter::class)), "\n";
+var_dump(limiter_race('ephpm', fn () => app(Illuminate\Cache\RateLimiter::class)));
 Cache::flush();
 --EXPECT--
 -- tags
@@ -55,7 +70,9 @@ NULL
 NULL
 int(3)
 string(10) "remembered"
--- RateLimiter::hit() from 8 processes x 50
-int(400)
-bool(true)
-bool(false)
+-- RateLimiter::hit(): 8 processes x 50 rounds, each round on a fresh key
+Ephpm\Laravel\EphpmRateLimiter
+array(1) {
+  [8]=>
+  int(50)
+}

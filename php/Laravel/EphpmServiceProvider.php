@@ -6,6 +6,7 @@ use Ephpm\Kv;
 use Ephpm\MemoLock;
 use Ephpm\SessionHandler;
 use Ephpm\StaleCache;
+use Illuminate\Cache\RateLimiter;
 use Illuminate\Support\ServiceProvider;
 
 /**
@@ -26,6 +27,14 @@ use Illuminate\Support\ServiceProvider;
  */
 final class EphpmServiceProvider extends ServiceProvider
 {
+    public function register()
+    {
+        // RateLimiter::hit() in one atomic step when the limiter's store is ephpm's.
+        $this->app->extend(RateLimiter::class, function (RateLimiter $limiter, $app) {
+            return new EphpmRateLimiter($app->make('cache')->driver($app['config']->get('cache.limiter')));
+        });
+    }
+
     public function boot()
     {
         $provider = $this;
