@@ -1,0 +1,9 @@
+<?php
+// Debian's Symfony 5.4 (no Composer), ephpm's PHP classes and this application's kernel.
+require_once '/usr/share/php/Symfony/Bundle/FrameworkBundle/autoload.php';
+require_once '/usr/share/php/Symfony/Bundle/TwigBundle/autoload.php';
+require_once '/usr/share/php/Symfony/Bundle/WebProfilerBundle/autoload.php';
+require_once '/usr/share/php/Symfony/Component/Lock/autoload.php';
+require_once '/usr/share/php/Symfony/Component/Yaml/autoload.php';
+require_once __DIR__ . '/../../php/autoload.php';
+require_once __DIR__ . '/ProfilerKernel.php';
