@@ -1,15 +1,15 @@
 --TEST--
-Ephpm\Symfony\StaleCacheAdapter: a Symfony CacheInterface over StaleCache; expiresAfter() in the callback sets the lifetime, $save = false stores nothing, INF recomputes, delete() makes a miss, tags are refused
+Ephpm\Symfony\StaleCacheAdapter: a Symfony CacheInterface over StaleCache (the StaleCache form); expiresAfter() in the callback sets the lifetime, $save = false stores nothing, INF recomputes, delete() makes a miss, tags are refused
 --EXTENSIONS--
 ephpm
 --SKIPIF--
-<?php if (!is_file('/usr/share/php/Symfony/Contracts/Cache/autoload.php')) die('skip php-symfony-cache-contracts is not installed');
+<?php if (!is_file('/usr/share/php/Symfony/Component/Cache/autoload.php')) die('skip php-symfony-cache is not installed');
 --INI--
 ephpm.store_name=phpt_stale_symfony
 ephpm.shm_size=4M
 --FILE--
 <?php
-require '/usr/share/php/Symfony/Contracts/Cache/autoload.php';
+require '/usr/share/php/Symfony/Component/Cache/autoload.php';
 require __DIR__ . '/../php/autoload.php';
 
 use Ephpm\Symfony\StaleCacheAdapter;
@@ -63,5 +63,5 @@ a #2
 a #2
 bool(true)
 a #3
-LogicException: Cache item "t" comes from Ephpm\Symfony\StaleCacheAdapter, which is not tag-aware: it cannot be tagged.
+Symfony\Component\Cache\Exception\LogicException: Cache item "t" comes from a non tag-aware pool: you cannot tag it.
 InvalidArgumentException: Argument "$beta" provided to "Ephpm\Symfony\StaleCacheAdapter::get()" must be a positive number, -1.000000 given.

@@ -32,7 +32,7 @@ use Symfony\Contracts\Cache\CacheInterface;
  *
  * Not tag-aware: StaleCache decides fresh, stale or expired from the record's times
  * alone, and an invalidated tag must make a value a miss, never a stale hit; for tags use
- * EphpmAdapter. The callback's item refuses tag().
+ * EphpmAdapter. The callback's item (a Symfony CacheItem) refuses tag().
  *
  * The older form `new StaleCacheAdapter(new \Ephpm\StaleCache(...), 300)` still works, on
  * that StaleCache's store; clear() cannot reach that store and returns false.
@@ -100,11 +100,15 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
         if (isset($this->deferred[$key])) {
             $this->commit();
         }
+        // The callback gets a Symfony CacheItem (Symfony's own decorators, such as the
+        // TraceableAdapter of debug mode, require one); its expiry sets the lifetime,
+        // and `$save = false` (or an expiry already past) serves the value unstored.
         $compute = function (int|float &$ttl) use ($key, $callback) {
-            $item = new StaleCacheItem($key, $ttl);
+            $item = self::item($key, null, false);
             $save = true;
             $value = $callback($item, $save);
-            $ttl = $save ? $item->lifetime() : 0;
+            $expiry = self::contents($item)[1];
+            $ttl = !$save ? 0 : (null === $expiry ? $ttl : max(0, $this->lifetime($expiry - microtime(true))));
             return $value;
         };
         if ($beta === INF) {
