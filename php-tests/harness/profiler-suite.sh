@@ -88,6 +88,10 @@ check "/page's lock wait took time (it is listed with its duration)" "1" \
 check "/cold's totals: it computed the key (1 miss, 1 computed, nothing waited)" \
     "hits=0 misses=1 stale=0 waited=0 computed=1 lock-waits=0" "$(head -1 "$work/cold.panel" | sed 's/ $//')"
 
+check "the toolbar has the ephpm item: 3 of 6 reads hit" "3/6" \
+    "$(curl -s "$url/_wdt/$page_token" | php -r '$d = new DOMDocument(); @$d->loadHTML(stream_get_contents(STDIN)); $x = new DOMXPath($d);
+        foreach ($x->query("//div[contains(@class, \"sf-toolbar-block-ephpm\")]//span[@class=\"sf-toolbar-value\"]") as $n) echo trim($n->textContent);')"
+
 chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1000 \
     --screenshot="$work/panel.png" "$url/_profiler/$page_token?panel=ephpm" >/dev/null 2>&1
 check "the panel's screenshot is a PNG" "PNG" "$(head -c 4 "$work/panel.png" 2>/dev/null | tail -c 3)"

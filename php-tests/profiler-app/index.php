@@ -5,7 +5,7 @@ use Symfony\Component\HttpFoundation\Request;
 
 require __DIR__ . '/autoload.php';
 
-$kernel = new ProfilerKernel('test', false);
+$kernel = new ProfilerKernel('dev', true); // debug, as a developer runs the profiler
 $request = Request::createFromGlobals();
 $response = $kernel->handle($request);
 $response->send();
