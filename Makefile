@@ -12,7 +12,7 @@ PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8
             php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
-            php-symfony-yaml chromium
+            php-symfony-yaml chromium phpunit php-cache-integration-tests
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
