@@ -49,7 +49,7 @@ cold=$!
 signal_set holder-has-lock cold-computing
 curl -s -D "$work/page.headers" -o "$work/page.body" "$url/page"
 wait "$cold" "$holder"
-check "/page's answers" "a: A|b: B|absent: false|fresh: fresh value|report: report v1 (stale)|lock: true|cold: cold value" "$(paste -sd'|' "$work/page.body")"
+check "/page's answers" "a: A|b: B|absent: false|fresh: fresh value|report: report v1 (stale)|lock: true|read lock: true|cold: cold value" "$(paste -sd'|' "$work/page.body")"
 check "/cold computed the key /page waited for" "cold: cold value" "$(cat "$work/cold.body")"
 check "the stale value was refreshed once, after /page's response" "report: report v2" "$(curl -s "$url/peek")"
 
@@ -81,8 +81,9 @@ check "/page per pool: app 2 hits 3 misses, stale 1 hit served stale" \
     "pool app hits=2 misses=3 stale=0|pool stale hits=1 misses=0 stale=1" "$(grep '^pool' "$work/page.panel" | paste -sd'|')"
 check "/page's stampede rows: fresh computed, cold waited" "stampede computed|stampede waited" \
     "$(grep '^stampede' "$work/page.panel" | paste -sd'|')"
-check "/page's lock row: invoice-42, write, blocking, acquired" "lock invoice-42 write yes yes" \
-    "$(grep '^lock' "$work/page.panel" | sed 's/ [0-9.]* ms$//')"
+check "/page's lock rows: invoice-42 written, blocking; catalogue read (still a read lock through the decorator)" \
+    "lock invoice-42 write yes yes|lock catalogue read no yes" \
+    "$(grep '^lock' "$work/page.panel" | sed 's/ [0-9.]* ms$//' | paste -sd'|')"
 check "/page's lock wait took time (it is listed with its duration)" "1" \
     "$(grep -c '^lock invoice-42 .* [0-9][0-9.]* ms$' "$work/page.panel")"
 check "/cold's totals: it computed the key (1 miss, 1 computed, nothing waited)" \

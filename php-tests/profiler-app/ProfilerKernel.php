@@ -121,6 +121,9 @@ final class ProfilerKernel extends Kernel
         $lock = $this->container->get('app.lock_factory')->createLock('invoice-42', 30);
         $out[] = 'lock: ' . json_encode($lock->acquire(true));                      // waits for the holder
         $lock->release();
+        $read = $this->container->get('app.read_lock_factory')->createLock('catalogue');
+        $out[] = 'read lock: ' . json_encode($read->acquireRead(true));             // a read lock
+        $read->release();
         $signals->set('page-at-cold', 1);
         $out[] = 'cold: ' . $app->get('cold', fn () => 'cold computed by /page');   // miss, waited
         return new Response(implode("\n", $out) . "\n");

@@ -2,24 +2,18 @@
 
 namespace Ephpm\Symfony\Profiler;
 
-use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\Key;
 use Symfony\Component\Lock\SharedLockStoreInterface;
 
 /**
- * TracedLockStore for a store with read locks (SharedLockStoreInterface and
- * BlockingSharedLockStoreInterface), so that Lock::acquireRead() still takes read locks
- * through it; read acquisitions are timed as "read".
+ * TracedLockStore for a store with read locks (SharedLockStoreInterface), so that
+ * Lock::acquireRead() still takes read locks through it; read acquisitions are timed as
+ * "read". A store that also blocks for read locks gets TracedBlockingSharedLockStore.
  */
-final class TracedSharedLockStore extends TracedLockStore implements SharedLockStoreInterface, BlockingSharedLockStoreInterface
+class TracedSharedLockStore extends TracedLockStore implements SharedLockStoreInterface
 {
     public function saveRead(Key $key)
     {
         $this->timed($key, 'read', false, fn () => $this->store->saveRead($key));
-    }
-
-    public function waitAndSaveRead(Key $key)
-    {
-        $this->timed($key, 'read', true, fn () => $this->store->waitAndSaveRead($key));
     }
 }
