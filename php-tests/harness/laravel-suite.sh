@@ -191,12 +191,12 @@ check "contract: the ephpm store's key is in the host's shm store: $crossed" "$c
 check "contract: the ephpm_host store's key is in the ephpm store's backend: $crossed" "$crossed" "$(field "ephpm_host key in the backend" "$contract")"
 
 # 7. Auto-discovery by Laravel's PackageManifest: an installed.json whose package entry
-# carries ephpm's composer.json "extra", and config/app.php without the provider.
+# carries the "extra" of ephpm/integrations (php/composer.json), and config/app.php without the provider.
 make_base "$tmp/discover"
 mkdir -p "$tmp/discover/vendor/composer"
 php -n -r '$c = json_decode(file_get_contents($argv[1]), true);
     echo json_encode(["packages" => [["name" => $c["name"], "version" => "dev-main", "type" => "library", "extra" => $c["extra"] ?? []]]]);' \
-    "$here/../../composer.json" >"$tmp/discover/vendor/composer/installed.json"
+    "$here/../../php/composer.json" >"$tmp/discover/vendor/composer/installed.json"
 found=$(EPHPM_DISCOVERY=1 LARAVEL_BASE="$tmp/discover" cli discovered 2>&1)
 check "auto-discovery: the provider is registered" true "$(field "provider registered" "$found")"
 check "... not listed in config/app.php" false "$(field "listed in config/app.php" "$found")"
