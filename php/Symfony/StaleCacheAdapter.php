@@ -34,8 +34,14 @@ use Symfony\Contracts\Cache\CacheInterface;
  * alone, and an invalidated tag must make a value a miss, never a stale hit; for tags use
  * EphpmAdapter. The callback's item (a Symfony CacheItem) refuses tag().
  *
+ * As a `framework.cache` pool, Symfony's CachePoolPass fills arguments 0 (namespace) and
+ * 1 (default_lifetime); an abstract service `ephpm.stale_cache_adapter` with arguments
+ * `['', 300, null, 60]` is its adapter, and a pool's `provider` must become `$dsn`.
+ *
  * The older form `new StaleCacheAdapter(new \Ephpm\StaleCache(...), 300)` still works, on
- * that StaleCache's store; clear() cannot reach that store and returns false.
+ * that StaleCache's store; clear() cannot reach that store and returns false, and a
+ * getItem() of a stale value may hold the refresh election until the request ends (its
+ * StaleCache refreshes after the response, and getItem() has nothing to refresh with).
  */
 final class StaleCacheAdapter implements AdapterInterface, CacheInterface
 {
@@ -55,7 +61,8 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
      * @param StaleCache|string $namespace       Put before every key (Symfony's key rules apply); or,
      *                                           the older form, the StaleCache to serve from.
      * @param int               $defaultLifetime Seconds a value is fresh unless its item says otherwise;
-     *                                           0 = never stale (Symfony pools' convention).
+     *                                           0 = no expiry (Symfony pools' convention; the older form
+     *                                           requires more than 0).
      * @param string|null       $dsn             The ephpm store (`shm://NAME`, `redis://…`, `cluster://`); null: `ephpm.dsn`.
      * @param int               $staleSeconds    How long past its lifetime get() serves a value while one process refreshes it.
      * @param int               $staleIfErrorSeconds How long past its lifetime get() serves a value when its callback throws.
