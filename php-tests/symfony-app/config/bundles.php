@@ -1,0 +1,6 @@
+<?php
+
+return [
+    Symfony\Bundle\FrameworkBundle\FrameworkBundle::class => ['all' => true],
+    Ephpm\Symfony\EphpmBundle::class => ['all' => true],
+];

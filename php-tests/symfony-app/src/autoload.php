@@ -1,0 +1,12 @@
+<?php
+// Debian's Symfony 5.4 (no Composer), ephpm's PHP classes and this application's.
+require_once '/usr/share/php/Symfony/Bundle/FrameworkBundle/autoload.php';
+require_once '/usr/share/php/Symfony/Component/Lock/autoload.php';
+require_once '/usr/share/php/Symfony/Component/Console/autoload.php';
+require_once '/usr/share/php/Symfony/Component/Yaml/autoload.php';
+require_once __DIR__ . '/../../../php/autoload.php';
+spl_autoload_register(static function (string $class): void {
+    if (str_starts_with($class, 'EphpmTestApp\\')) {
+        require __DIR__ . '/' . substr($class, 13) . '.php';
+    }
+});

@@ -1,0 +1,116 @@
+<?php
+
+namespace Ephpm\Symfony\Bundle\DependencyInjection;
+
+use Ephpm\Kv;
+use Ephpm\SessionHandler;
+use Ephpm\Symfony\Command\ClearCommand;
+use Ephpm\Symfony\Command\LocksCommand;
+use Ephpm\Symfony\Command\StatsCommand;
+use Ephpm\Symfony\EphpmAdapter;
+use Ephpm\Symfony\Lock\EphpmStore;
+use Symfony\Component\DependencyInjection\ContainerBuilder;
+use Symfony\Component\DependencyInjection\ContainerInterface;
+use Symfony\Component\DependencyInjection\Definition;
+use Symfony\Component\DependencyInjection\Extension\Extension;
+use Symfony\Component\DependencyInjection\Reference;
+use Symfony\Component\Lock\LockFactory;
+
+/**
+ * Maps the `ephpm:` config to service definitions, and nothing else: what needs to see
+ * every pool (providers, callback wrappers, the lock.factory alias) is done by the
+ * compiler passes EphpmBundle::build() adds, once every bundle has registered its pools.
+ */
+final class EphpmExtension extends Extension
+{
+    /** The tags other passes (the profiler's) find ephpm's services by. */
+    public const POOL_TAG = 'ephpm.pool';
+    public const MEMO_LOCK_TAG = 'ephpm.memo_lock';
+    public const LOCK_STORE_TAG = 'ephpm.lock_store';
+
+    public function getAlias(): string
+    {
+        return 'ephpm';
+    }
+
+    public function load(array $configs, ContainerBuilder $container): void
+    {
+        $config = $this->processConfiguration(new Configuration(), $configs);
+
+        $container->setParameter(Stores::PARAMETER, $config['stores'] + ['default' => null]);
+        $container->setParameter('ephpm.stampede', $config['stampede']);
+        $container->setParameter('ephpm.stampede_all_pools', $config['stampede_all_pools']);
+        $container->setParameter('ephpm.stampede_lock_ttl_ms', $config['stampede_lock_ttl_ms']);
+        $container->setParameter('ephpm.stampede_wait_ms', $config['stampede_wait_ms']);
+
+        $this->registerStores($container);
+        $this->registerCacheAdapter($container);
+        if ($config['lock']['enabled']) {
+            $this->registerLock($config['lock'], $container);
+        }
+        if ($config['session']['enabled']) {
+            $this->registerSession($config['session'], $container);
+        }
+        $this->registerCommands($config['web_user'], $container);
+    }
+
+    /** ephpm.store.NAME (an Ephpm\Kv), autowired as `Kv $NAME`; `Kv` alone is the default store. */
+    private function registerStores(ContainerBuilder $container): void
+    {
+        foreach ($container->getParameter(Stores::PARAMETER) as $name => $dsn) {
+            $container->register($id = 'ephpm.store.' . $name, Kv::class)->setArguments([$dsn]);
+            if (preg_match('/^[a-zA-Z_\x7f-\xff][a-zA-Z0-9_\x7f-\xff]*$/', (string) $name)) {
+                $container->registerAliasForArgument($id, Kv::class, (string) $name);
+            }
+        }
+        $container->setAlias(Kv::class, 'ephpm.store.default');
+    }
+
+    /**
+     * cache.adapter.ephpm, for framework.cache.pools.X.adapter. Its arguments are
+     * EphpmAdapter's (namespace, default lifetime, DSN): CachePoolPass fills the first two,
+     * PoolProviderPass the DSN from the pool's `provider`.
+     */
+    private function registerCacheAdapter(ContainerBuilder $container): void
+    {
+        $container->register('cache.adapter.ephpm', EphpmAdapter::class)
+            ->setAbstract(true)
+            ->setArguments(['', 0, null])
+            ->addMethodCall('setLogger', [new Reference('logger', ContainerInterface::IGNORE_ON_INVALID_REFERENCE)])
+            ->addTag('cache.pool', ['clearer' => 'cache.default_clearer', 'reset' => 'reset'])
+            ->addTag('monolog.logger', ['channel' => 'cache']);
+    }
+
+    private function registerLock(array $config, ContainerBuilder $container): void
+    {
+        $dsn = Stores::dsn($container, $config['store'], 'ephpm.lock.store');
+        $container->register('ephpm.lock.store', EphpmStore::class)
+            ->setArguments([new Definition(Kv::class, [$dsn]), $config['initial_ttl']])
+            ->addTag(self::LOCK_STORE_TAG);
+        $container->register('ephpm.lock.factory', LockFactory::class)
+            ->setArguments([new Reference('ephpm.lock.store')])
+            ->addMethodCall('setLogger', [new Reference('logger', ContainerInterface::IGNORE_ON_INVALID_REFERENCE)])
+            ->addTag('monolog.logger', ['channel' => 'lock']);
+    }
+
+    private function registerSession(array $config, ContainerBuilder $container): void
+    {
+        $dsn = Stores::dsn($container, $config['store'], 'ephpm.session.store');
+        $options = array_filter(
+            array_intersect_key($config, array_flip(['locking', 'lock_ttl', 'lock_wait', 'lock_timeout', 'lifetime'])),
+            static fn ($v) => null !== $v,
+        );
+        $container->register('ephpm.session.handler', SessionHandler::class)
+            ->setArguments([new Definition(Kv::class, [$dsn, $config['prefix']]), $options ?: null]);
+    }
+
+    private function registerCommands(string $webUser, ContainerBuilder $container): void
+    {
+        $commands = ['stats' => StatsCommand::class, 'clear' => ClearCommand::class, 'locks' => LocksCommand::class];
+        foreach ($commands as $name => $class) {
+            $container->register('ephpm.command.' . $name, $class)
+                ->setArguments(['%' . Stores::PARAMETER . '%', $webUser])
+                ->addTag('console.command', ['command' => 'ephpm:' . $name]);
+        }
+    }
+}
