@@ -93,6 +93,9 @@ check "pool A's request then ends with its own value" "held by pool a" "$(cat "$
 request "/hold?pool=a&key=same2" >/dev/null &
 holder=$!
 await holding:a:same2
+out=$(console ephpm:locks "$(request "/lockname?pool=a&key=same2")")
+check "while it computes, ephpm:locks shows the pool's MemoLock lock (memo:<namespace>:memo:<key>) held" held \
+    "$(awk '$1 ~ /^memo:/ { print $2 }' <<<"$out")"
 request "/cold?pool=a&key=same2" >"$tmp/waiter" &
 waiter=$!
 sleep 0.3 # room for the waiter to reach the lock (if it did not, the checks below fail)

@@ -3,6 +3,7 @@
 namespace EphpmTestApp;
 
 use Ephpm\Kv;
+use Symfony\Component\Cache\Adapter\AbstractAdapter;
 use Symfony\Component\HttpFoundation\Request;
 use Symfony\Component\HttpFoundation\Response;
 use Symfony\Component\Lock\LockFactory;
@@ -52,6 +53,19 @@ final class Controller
 
             return "held by pool $name";
         }));
+    }
+
+    /**
+     * /lockname?pool=a&key=K: the name of the lock the pool's MemoLock takes to compute K,
+     * as the bundle promises it: `memo:` and the pool's namespace (the prefix of the
+     * MemoLock's Kv), then MemoLock's own `memo:<key>`.
+     */
+    public function lockName(Request $request): Response
+    {
+        $pool = $this->pool($request->query->get('pool', 'a'));
+        $namespace = (new \ReflectionProperty(AbstractAdapter::class, 'namespace'))->getValue($pool); // "<namespace>:"
+
+        return new Response('memo:' . $namespace . 'memo:' . $request->query->get('key'));
     }
 
     /** /lock: which store lock.factory (autowired LockFactory) locks on, and whether its lock shows in the host store. */
