@@ -7,6 +7,8 @@
 //!   (a Redis or Valkey server, for a fleet)
 //! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
 //! - `lock`      token locks over any store: tokens, fencing, waiting woken by release
+//! - `rwlock`    read/write (shared) locks over any store: readers share, a writer
+//!   excludes, promotion and demotion as symfony/lock defines them
 //! - `memo`      making a thing once across processes (MemoLock's wrapper and once())
 //! - `stale`     stale-while-revalidate and stale-if-error (StaleCache)
 //! - `session`   the locking session handler behind both PHP entry points
@@ -25,6 +27,7 @@ pub mod keyspace;
 pub mod lock;
 pub mod memo;
 pub mod runtime;
+pub mod rwlock;
 pub mod session;
 pub mod stale;
 pub mod store;

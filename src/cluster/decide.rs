@@ -112,8 +112,58 @@ pub fn decide(
             }
             _ => (Response::Bool(false), None),
         },
+        Op::RwLock { op, .. } => read_write_lock(op, current.as_ref(), live, &stamp),
         _ => failed(Failure::Invalid, "not an owner's decision"),
     }
+}
+
+/// A read/write-lock operation (`crate::rwlock::state`) on the owner's entry. Holders'
+/// expiries are in the owner's wall clock (ms), so that an owner that takes the key over
+/// after a membership change reads them in nearly the same clock. A grant's fence is
+/// its write's stamp, as for exclusive locks; a refusal carries the version a `Wait`
+/// compares (the fingerprint of the entry).
+fn read_write_lock(
+    op: &crate::rwlock::Op,
+    current: Option<&Current<'_>>,
+    live: Option<(Value<'_>, Option<Duration>)>,
+    stamp: &dyn Fn() -> u64,
+) -> (Response, Option<Write>) {
+    use crate::rwlock::Outcome;
+    use crate::rwlock::state::{self, Change};
+    let stored = match live {
+        Some((Value::Str(b), _)) => Some(b),
+        // Not a state: `apply` refuses it as foreign.
+        Some(_) => Some(&b"-"[..]),
+        None => None,
+    };
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let (change, mut outcome) = match state::apply(stored, op, now_ms, 0) {
+        Ok(decided) => decided,
+        Err(e) => return failed(Failure::Invalid, &e.to_string()),
+    };
+    let write = match change {
+        Change::Keep => None,
+        Change::Delete { .. } => delete_if(true, stamp).1,
+        Change::Write { mut state, ttl, .. } => {
+            let at = stamp();
+            if let Outcome::Acquired { fence } = &mut outcome {
+                *fence = at;
+                state.fence = at;
+            }
+            let mut encoded = Vec::new();
+            bytes::encode(Value::Str(&state::encode(&state)), &mut encoded);
+            Some(Write {
+                entry: entry::from_encoded(at, &encoded, true),
+                ttl: Some(ttl),
+            })
+        }
+    };
+    if let Outcome::Busy { version, .. } = &mut outcome {
+        *version = current.map_or(0, |c| bytes::fingerprint(c.entry));
+    }
+    (Response::RwLock(outcome), write)
 }
 
 fn delete_if(yes: bool, stamp: &dyn Fn() -> u64) -> (Response, Option<Write>) {

@@ -89,6 +89,11 @@ pub enum Op {
     },
     /// The node ids of the receiver's membership view.
     Members,
+    /// A read/write-lock operation, decided by the key's owner (`crate::rwlock`).
+    RwLock {
+        key: Vec<u8>,
+        op: crate::rwlock::Op,
+    },
 }
 
 /// An entry as kept in a segment (`entry.rs`) and its remaining lifetime.
@@ -118,6 +123,7 @@ pub enum Response {
     Members(Vec<String>),
     Done,
     Failed(Failure, String),
+    RwLock(crate::rwlock::Outcome),
 }
 
 impl Op {
@@ -136,6 +142,7 @@ impl Op {
             | LockAcquire { key, .. }
             | LockExtend { key, .. }
             | LockRelease { key, .. }
+            | RwLock { key, .. }
             | Put { key, .. } => Some(key),
             Clear { .. } | Stats | Members => None,
         }
@@ -163,6 +170,29 @@ impl Out {
     }
     fn entry(&mut self, e: &Entry) -> &mut Self {
         self.bytes(&e.stored).ttl(e.ttl)
+    }
+    fn rw_op(&mut self, op: &crate::rwlock::Op) -> &mut Self {
+        use crate::rwlock::{Mode, Op};
+        match op {
+            Op::Acquire { mode, token, ttl } => {
+                let tag = if *mode == Mode::Read { 1 } else { 2 };
+                self.u8(tag).bytes(token).ttl(Some(*ttl))
+            }
+            Op::Extend { token, ttl } => self.u8(3).bytes(token).ttl(Some(*ttl)),
+            Op::Release { token } => self.u8(4).bytes(token),
+            Op::Probe { token } => self.u8(5).bytes(token),
+        }
+    }
+    fn rw_outcome(&mut self, outcome: &crate::rwlock::Outcome) -> &mut Self {
+        use crate::rwlock::{Mode, Outcome};
+        match outcome {
+            Outcome::Acquired { fence } => self.u8(1).u64(*fence),
+            Outcome::Busy { left, version } => self.u8(2).ttl(Some(*left)).u64(*version),
+            Outcome::Done(b) => self.u8(3).u8(*b as u8),
+            Outcome::Holds(None) => self.u8(4),
+            Outcome::Holds(Some(Mode::Read)) => self.u8(5),
+            Outcome::Holds(Some(Mode::Write)) => self.u8(6),
+        }
     }
 }
 
@@ -199,6 +229,45 @@ impl In<'_> {
             ttl: self.ttl()?,
         })
     }
+    fn token(&mut self) -> Option<crate::lock::Token> {
+        self.bytes()?.try_into().ok()
+    }
+    fn rw_op(&mut self) -> Option<crate::rwlock::Op> {
+        use crate::rwlock::{Mode, Op};
+        Some(match self.u8()? {
+            tag @ (1 | 2) => Op::Acquire {
+                mode: if tag == 1 { Mode::Read } else { Mode::Write },
+                token: self.token()?,
+                ttl: self.duration()?,
+            },
+            3 => Op::Extend {
+                token: self.token()?,
+                ttl: self.duration()?,
+            },
+            4 => Op::Release {
+                token: self.token()?,
+            },
+            5 => Op::Probe {
+                token: self.token()?,
+            },
+            _ => return None,
+        })
+    }
+    fn rw_outcome(&mut self) -> Option<crate::rwlock::Outcome> {
+        use crate::rwlock::{Mode, Outcome};
+        Some(match self.u8()? {
+            1 => Outcome::Acquired { fence: self.u64()? },
+            2 => Outcome::Busy {
+                left: self.duration()?,
+                version: self.u64()?,
+            },
+            3 => Outcome::Done(self.u8()? != 0),
+            4 => Outcome::Holds(None),
+            5 => Outcome::Holds(Some(Mode::Read)),
+            6 => Outcome::Holds(Some(Mode::Write)),
+            _ => return None,
+        })
+    }
     fn end<T>(&self, v: T) -> Option<T> {
         self.0.is_empty().then_some(v)
     }
@@ -227,6 +296,7 @@ pub fn encode_request(route: Route, op: &Op) -> Vec<u8> {
         Op::Stats => o.u8(13),
         Op::Put { key, entry } => o.u8(14).bytes(key).entry(entry),
         Op::Members => o.u8(15),
+        Op::RwLock { key, op } => o.u8(16).bytes(key).rw_op(op),
     };
     o.0
 }
@@ -291,6 +361,10 @@ pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
             entry: i.entry()?,
         },
         15 => Op::Members,
+        16 => Op::RwLock {
+            key: i.bytes()?,
+            op: i.rw_op()?,
+        },
         _ => return None,
     };
     i.end((route, op))
@@ -326,6 +400,7 @@ pub fn encode_response(r: &Response) -> Vec<u8> {
         }
         Response::Done => o.u8(9),
         Response::Failed(f, why) => o.u8(10).u8(*f as u8).bytes(why.as_bytes()),
+        Response::RwLock(outcome) => o.u8(11).rw_outcome(outcome),
     };
     o.0
 }
@@ -371,6 +446,7 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
             };
             Response::Failed(f, String::from_utf8_lossy(&i.bytes()?).into_owned())
         }
+        11 => Response::RwLock(i.rw_outcome()?),
         _ => return None,
     };
     i.end(r)

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::shm::{ShmOptions, ShmStore, euid, open_shared};
-use super::{KeyTtl, Result, SetNx, Stats, Store, StoreError, Value, bytes};
+use super::{KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value, bytes};
 use crate::cluster::entry::{self, State};
 use crate::cluster::peercred::peer_uid;
 use crate::cluster::wire::{self, Entry, Failure, Op, Response, Route};
@@ -317,6 +317,27 @@ impl Store for ClusterStore {
         }
     }
 
+    /// The host's cluster segment: the keys this host holds a live copy of (those it
+    /// owns, its replicas, and the small entries gossip spread), not the whole cluster's;
+    /// deletions' tombstones are skipped. Locks are decided at their owners and shown
+    /// without a fence.
+    fn scan(&self, prefix: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64> {
+        let start = out.len();
+        let next = self.local.scan(&self.full(prefix), cursor, out)?;
+        let mut found = out.split_off(start);
+        for mut e in found.drain(..) {
+            let key = e.key.split_off(self.prefix.len());
+            if self.read_local(&key, &mut |_| {})?.is_some() {
+                out.push(ScanEntry {
+                    key,
+                    fence: None,
+                    ..e
+                });
+            }
+        }
+        Ok(next)
+    }
+
     fn stats(&self) -> Result<Stats> {
         match self.call(&Op::Stats) {
             Ok(Response::Stats(s)) => Ok(s),
@@ -359,6 +380,16 @@ impl Store for ClusterStore {
             key: self.full(name),
             token: token.to_vec(),
         })
+    }
+
+    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome> {
+        match self.call(&Op::RwLock {
+            key: self.full(name),
+            op: op.clone(),
+        })? {
+            Response::RwLock(outcome) => Ok(outcome),
+            other => Err(unexpected(other)),
+        }
     }
 
     fn describe(&self) -> String {

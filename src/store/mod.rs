@@ -102,6 +102,20 @@ impl Fetched {
     }
 }
 
+/// An entry as `Store::scan` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanEntry {
+    /// The key as the store holds it (a Keyspace's prefix included, a DSN's not).
+    pub key: Vec<u8>,
+    /// `Persistent` or `Remaining`.
+    pub ttl: KeyTtl,
+    /// The value's size in bytes, as stored.
+    pub size: u64,
+    /// For a held lock (an entry added with a TTL, which is never evicted before it
+    /// expires), its fencing number.
+    pub fence: Option<u64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     pub value: Fetched,
@@ -240,6 +254,11 @@ pub trait Store: Send + Sync {
     }
     /// Removes every key that starts with `prefix` (all keys when empty); returns how many.
     fn clear(&self, prefix: &[u8]) -> Result<u64>;
+    /// Walks the live keys that start with `prefix`, a bounded batch a call: `cursor` 0
+    /// starts, the cursor returned goes on, 0 when the walk is done. A key present for
+    /// the whole walk is shown at least once (on Redis maybe twice); keys written during
+    /// it may or may not be. No lock is held longer than one shard's walk.
+    fn scan(&self, prefix: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64>;
     fn stats(&self) -> Result<Stats>;
     /// Blocks until the key's version differs from `last_version`, or the store is told
     /// of a write to it (true: look again), or `timeout` passes (false).

@@ -3,6 +3,7 @@
 //!
 //! - `value.rs`    typed values in Redis strings (integers stay INCRBY-able)
 //! - `keys.rs`     the DSN prefix, and the counter and channel named after a lock
+//! - `rwlock.rs`   read/write locks: decided in Rust, swapped in by a script
 //! - `scripts.rs`  the atomic steps, and native compare-and-delete where the server has it
 //! - `wakeups.rs`  the process's one subscriber, shared by every waiter
 //!
@@ -33,6 +34,8 @@
 //!   `noeviction` or an `allkeys-*` policy that prefers other keys.
 
 mod keys;
+mod rwlock;
+mod scan;
 mod scripts;
 mod wakeups;
 
@@ -43,7 +46,7 @@ use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 
 use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
-use super::{Hit, KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
+use super::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 use scripts::Flavour;
 use wakeups::Wakeups;
 
@@ -547,6 +550,10 @@ impl Store for RedisStore {
         }
     }
 
+    fn scan(&self, prefix: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64> {
+        self.scan_batch(prefix, cursor, out)
+    }
+
     fn stats(&self) -> Result<Stats> {
         let (info, entries): (String, u64) = self.run_idempotent(|c| {
             redis::pipe()
@@ -634,6 +641,10 @@ impl Store for RedisStore {
 
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
         self.compare_and_delete(&self.key(name), token)
+    }
+
+    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome> {
+        self.rw_apply(name, op)
     }
 
     fn describe(&self) -> String {

@@ -139,3 +139,18 @@ redis.call('INCRBY', KEYS[1], ARGV[1])
 return redis.call('GET', KEYS[1])",
     )
 });
+
+/// Replaces a read/write lock's state if it is still the one the caller decided on
+/// (`crate::rwlock::state::apply` runs in Rust; this is its atomic half). KEYS: key.
+/// ARGV: the state read ('' when absent), the new state, its TTL in ms, and the channel
+/// to publish on ('' for none). Returns 1 when it replaced, 0 when the state had changed
+/// meanwhile (the caller reads and decides again).
+pub static RW_SWAP: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:rw_swap
+if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], '') end
+return 1",
+    )
+});

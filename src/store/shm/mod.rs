@@ -29,6 +29,7 @@ mod layout;
 mod mutex;
 pub mod notice;
 mod repair;
+mod rwlock;
 mod segment;
 mod shard;
 mod userdir;
@@ -551,6 +552,11 @@ impl Store for ShmStore {
         return self.del_if_eq(name, token);
         let (mut g, hash) = self.locked(name)?;
         Ok(g.del_if_eq(hash, name, token, &mut LazyNow::new(&self.clock)))
+    }
+
+    /// Locking: the lock's shard lock, once (`rwlock.rs`).
+    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome> {
+        self.rw_apply(name, op)
     }
 
     fn describe(&self) -> String {
