@@ -4,6 +4,7 @@
 # prints one line: "N passed, N failed, N skipped".
 #   php-tests/run-phpt.sh path/to/ephpm.so [test files or folders...]
 # PHPT_INI (optional): more "-d name=value" words for every test (the Redis rerun's DSN).
+# PHPT_PHP (optional): the php binary under test (default: php on the PATH; make test-zts's).
 set -u
 so=$(realpath "$1"); shift
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,7 +14,7 @@ export EPHPM_SO="$so" NO_INTERACTION=1
 log=$(mktemp)
 rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*   # segments an interrupted run left behind
 # shellcheck disable=SC2086 # PHPT_INI is a list of words
-php -n "$run_tests" -q -n -p "$(command -v php)" -d "extension=$so" ${PHPT_INI:-} "$@" 2>&1 | tee "$log" \
+php -n "$run_tests" -q -n -p "${PHPT_PHP:-$(command -v php)}" -d "extension=$so" ${PHPT_INI:-} "$@" 2>&1 | tee "$log" \
     | grep -E '^(PASS|FAIL|SKIP|BORK)' || true
 count() { sed -n "s/^Tests $1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }
 passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
