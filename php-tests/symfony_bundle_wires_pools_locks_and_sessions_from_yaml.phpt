@@ -1,0 +1,154 @@
+--TEST--
+EphpmBundle from YAML: a pool's provider (store name or ephpm DSN) becomes its store and never a Symfony connection; each ephpm pool (and with stampede_all_pools every pool, its TagAwareAdapter too) gets its own MemoLock whose locks are under memo:<namespace>:; stampede: false leaves no wrapper; lock.factory and LockFactory are ephpm's; ephpm.session.handler has the options; tags for the profiler; an unknown store is an error naming the stores
+--EXTENSIONS--
+ephpm
+ctype
+mbstring
+tokenizer
+--SKIPIF--
+<?php if (!is_file('/usr/share/php/Symfony/Bundle/FrameworkBundle/autoload.php') || !is_file('/usr/share/php/Symfony/Component/Lock/autoload.php')) die('skip Debian\'s php-symfony-framework-bundle and php-symfony-lock are not installed');
+--INI--
+ephpm.store_name=phpt_symfony_bundle
+ephpm.shm_size=4M
+--FILE--
+<?php
+require __DIR__ . '/symfony-app/src/autoload.php';
+
+use Symfony\Bundle\FrameworkBundle\FrameworkBundle;
+use Symfony\Bundle\FrameworkBundle\Kernel\MicroKernelTrait;
+use Symfony\Component\DependencyInjection\ContainerBuilder;
+use Symfony\Component\HttpKernel\Kernel;
+
+/** A kernel whose container is compiled from one YAML file and kept as a builder (nothing removed) to be looked at. */
+final class ConfigKernel extends Kernel
+{
+    use MicroKernelTrait;
+
+    public function __construct(private string $dir) { parent::__construct('test', false); }
+    public function registerBundles(): iterable { return [new FrameworkBundle(), new Ephpm\Symfony\EphpmBundle()]; }
+    public function getProjectDir(): string { return $this->dir; }
+    public function getCacheDir(): string { return $this->dir . '/cache'; }
+    public function getLogDir(): string { return $this->dir . '/log'; }
+
+    public function builder(): ContainerBuilder
+    {
+        $this->initializeBundles();
+        $container = $this->buildContainer();
+        $container->getCompilerPassConfig()->setRemovingPasses([]);
+        $container->compile();
+        return $container;
+    }
+}
+
+function build(string $yaml): ContainerBuilder
+{
+    $dir = sys_get_temp_dir() . '/ephpm-bundle-' . getmypid() . '-' . mt_rand();
+    mkdir("$dir/config/packages", 0700, true);
+    file_put_contents("$dir/config/packages/base.yaml", "framework: { secret: s, http_method_override: false }\n");
+    file_put_contents("$dir/config/packages/test.yaml", $yaml);
+    try {
+        return (new ConfigKernel($dir))->builder();
+    } finally {
+        exec('rm -rf ' . escapeshellarg($dir));
+    }
+}
+
+/** The MemoLock a pool's setCallbackWrapper() gets: [its Kv's DSN, its Kv's prefix] or null (no wrapper). */
+function wrapper(ContainerBuilder $c, string $pool): array|string|null
+{
+    $calls = array_values(array_filter($c->getDefinition($pool)->getMethodCalls(), fn ($call) => 'setCallbackWrapper' === $call[0]));
+    if (!$calls) {
+        return 'not set';
+    }
+    $ref = end($calls)[1][0];
+    if (null === $ref) {
+        return null;
+    }
+    $memo = $c->getDefinition((string) $ref);
+    return $memo->getArgument(0)->getArguments();
+}
+
+$c = build(<<<'YAML'
+ephpm:
+    stores: { host: 'shm://', fleet: 'redis://10.0.0.5:6379?prefix=app' }
+    lock: fleet
+    session: { enabled: true, store: host, prefix: 'sess:', locking: true, lock_wait: 2.5, lock_timeout: fail }
+framework:
+    session: { handler_id: ephpm.session.handler, storage_factory_id: session.storage.factory.native }
+    cache:
+        app: cache.adapter.ephpm
+        pools:
+            pool.a: { adapter: cache.adapter.ephpm, provider: host, public: true }
+            pool.b: { adapter: cache.adapter.ephpm, provider: 'shm://other', public: true }
+            pool.fleet: { adapter: cache.adapter.ephpm, provider: fleet, public: true }
+            pool.default: { public: true }
+            pool.tagged: { adapter: cache.adapter.ephpm, tags: true, public: true }
+            pool.files: { adapter: cache.adapter.filesystem, public: true }
+YAML);
+$ns = fn (string $pool) => $c->getDefinition($pool)->getArgument(0);
+foreach (['pool.a', 'pool.b', 'pool.fleet', 'pool.default', '.pool.tagged.inner'] as $pool) {
+    $d = $c->getDefinition($pool);
+    [$dsn, $prefix] = wrapper($c, $pool);
+    printf("%s: %s, store %s, MemoLock on %s under the pool's namespace: %s, tag ephpm.pool %s\n", $pool, $d->getClass(),
+        json_encode($d->getArgument(2)), json_encode($dsn), var_export($prefix === 'memo:' . $ns($pool) . ':', true),
+        json_encode($d->getTag('ephpm.pool')));
+}
+echo "pool.a and pool.b lock under different prefixes: ", var_export(wrapper($c, 'pool.a')[1] !== wrapper($c, 'pool.b')[1], true), "\n";
+$connections = array_filter($c->getDefinitions(), fn ($d, $id) => str_starts_with($id, '.cache_connection.'), ARRAY_FILTER_USE_BOTH);
+echo "Symfony connections (FrameworkBundle's default providers only): ", implode(', ', array_map(fn ($d) => $d->getArgument(0), $connections)), "\n";
+echo "pool.tagged (TagAwareAdapter) has the inner pool's MemoLock: ", var_export(wrapper($c, 'pool.tagged') === wrapper($c, '.pool.tagged.inner'), true), "\n";
+echo "pool.files (filesystem) keeps Symfony's wrapper: ", json_encode(wrapper($c, 'pool.files')), "\n";
+echo "MemoLock services tagged ephpm.memo_lock: ", implode(', ', array_map(fn ($t) => $t[0]['pool'], $c->findTaggedServiceIds('ephpm.memo_lock'))), "\n";
+$store = $c->getDefinition('ephpm.lock.store');
+printf("lock.factory -> %s, LockFactory -> %s, its store %s on %s, tagged ephpm.lock_store: %s\n", $c->getAlias('lock.factory'),
+    $c->getAlias(Symfony\Component\Lock\LockFactory::class), $store->getClass(), json_encode($store->getArgument(0)->getArguments()),
+    var_export($store->hasTag('ephpm.lock_store'), true));
+$session = $c->getDefinition('ephpm.session.handler');
+printf("session.handler -> %s: %s on %s with %s\n", $c->getAlias('session.handler'), $session->getClass(),
+    json_encode($session->getArgument(0)->getArguments()), json_encode($session->getArgument(1)));
+
+$c = build(<<<'YAML'
+ephpm: { stampede: false, stampede_all_pools: true }
+framework:
+    cache:
+        pools:
+            pool.a: { adapter: cache.adapter.ephpm, public: true }
+            pool.files: { adapter: cache.adapter.filesystem, public: true }
+YAML);
+echo "stampede: false: pool.a's wrapper ", json_encode(wrapper($c, 'pool.a')), "\n";
+[$dsn, $prefix] = wrapper($c, 'pool.files');
+echo "stampede_all_pools: pool.files has a MemoLock on the default store (", json_encode($dsn), ") under its namespace: ",
+    var_export($prefix === 'memo:' . $c->getDefinition('pool.files')->getArgument(0) . ':', true), "\n";
+echo "without ephpm.lock, lock.factory stays FrameworkBundle's: ", $c->getAlias('lock.factory'), "\n";
+
+foreach ([
+    "framework: { cache: { pools: { p: { adapter: cache.adapter.ephpm, provider: nowhere } } } }\nephpm: { stores: { host: 'shm://' } }",
+    "ephpm: { stores: { bad: 'localhost' } }",
+    "ephpm: { session: { lock_timeout: later } }",
+] as $yaml) {
+    try {
+        build($yaml);
+        echo "accepted\n";
+    } catch (Exception $e) {
+        echo get_class($e), ': ', $e->getMessage(), "\n";
+    }
+}
+--EXPECTF--
+pool.a: Ephpm\Symfony\EphpmAdapter, store "shm:\/\/", MemoLock on "shm:\/\/" under the pool's namespace: true, tag ephpm.pool [{"pool":"pool.a"}]
+pool.b: Ephpm\Symfony\EphpmAdapter, store "shm:\/\/other", MemoLock on "shm:\/\/other" under the pool's namespace: true, tag ephpm.pool [{"pool":"pool.b"}]
+pool.fleet: Ephpm\Symfony\EphpmAdapter, store "redis:\/\/10.0.0.5:6379?prefix=app", MemoLock on "redis:\/\/10.0.0.5:6379?prefix=app" under the pool's namespace: true, tag ephpm.pool [{"pool":"pool.fleet"}]
+pool.default: Ephpm\Symfony\EphpmAdapter, store null, MemoLock on null under the pool's namespace: true, tag ephpm.pool [{"pool":"pool.default"}]
+.pool.tagged.inner: Ephpm\Symfony\EphpmAdapter, store null, MemoLock on null under the pool's namespace: true, tag ephpm.pool [{"pool":"pool.tagged"}]
+pool.a and pool.b lock under different prefixes: true
+Symfony connections (FrameworkBundle's default providers only): redis://localhost, memcached://localhost
+pool.tagged (TagAwareAdapter) has the inner pool's MemoLock: true
+pool.files (filesystem) keeps Symfony's wrapper: "not set"
+MemoLock services tagged ephpm.memo_lock: cache.app, pool.a, pool.b, pool.fleet, pool.default, pool.tagged
+lock.factory -> ephpm.lock.factory, LockFactory -> ephpm.lock.factory, its store Ephpm\Symfony\Lock\EphpmStore on ["redis:\/\/10.0.0.5:6379?prefix=app"], tagged ephpm.lock_store: true
+session.handler -> ephpm.session.handler: Ephpm\SessionHandler on ["shm:\/\/","sess:"] with {"locking":true,"lock_wait":2.5,"lock_timeout":"fail"}
+stampede: false: pool.a's wrapper null
+stampede_all_pools: pool.files has a MemoLock on the default store (null) under its namespace: true
+without ephpm.lock, lock.factory stays FrameworkBundle's: lock.default.factory
+Symfony\Component\DependencyInjection\Exception\InvalidArgumentException: ephpm: the provider of cache pool "p" names the store "nowhere", which is neither a store of ephpm.stores (host, default) nor a DSN (shm://NAME, redis://…, rediss://…, unix:///…, cluster://).
+Symfony\Component\Config\Definition\Exception\InvalidConfigurationException: Invalid configuration for path "ephpm.stores.bad": "localhost" is not an ephpm DSN (shm://, redis://, rediss://, unix://, cluster://).
+Symfony\Component\Config\Definition\Exception\InvalidConfigurationException: The value "later" is not allowed for path "ephpm.session.lock_timeout". Permissible values: "warn", "fail", null
