@@ -1,5 +1,5 @@
 --TEST--
-EphpmBundle from YAML: a pool's provider (store name or ephpm DSN) becomes its store and never a Symfony connection; each ephpm pool (and with stampede_all_pools every pool, its TagAwareAdapter too) gets its own MemoLock whose locks are under memo:<namespace>:; stampede: false leaves no wrapper; lock.factory and LockFactory are ephpm's; ephpm.session.handler has the options; tags for the profiler; an unknown store is an error naming the stores
+EphpmBundle from YAML (ephpm:// DSNs in framework.lock and session.handler_id too): a pool's provider (store name or ephpm DSN) becomes its store and never a Symfony connection; each ephpm pool (and with stampede_all_pools every pool, its TagAwareAdapter too) gets its own MemoLock whose locks are under memo:<namespace>:; stampede: false leaves no wrapper; lock.factory and LockFactory are ephpm's; ephpm.session.handler has the options; tags for the profiler; an unknown store is an error naming the stores
 --EXTENSIONS--
 ephpm
 ctype
@@ -121,7 +121,23 @@ echo "stampede_all_pools: pool.files has a MemoLock on the default store (", jso
     var_export($prefix === 'memo:' . $c->getDefinition('pool.files')->getArgument(0) . ':', true), "\n";
 echo "without ephpm.lock, lock.factory stays FrameworkBundle's: ", $c->getAlias('lock.factory'), "\n";
 
+$c = build(<<<'YAML'
+ephpm: { stores: { fleet: 'redis://10.0.0.5:6379' }, session: { prefix: 'sess:', lock_wait: 3 } }
+framework:
+    lock: { default: 'ephpm://', orders: 'ephpm://fleet' }
+    session: { handler_id: 'ephpm://fleet', storage_factory_id: session.storage.factory.native }
+YAML);
+foreach (['lock.default.factory', 'lock.orders.factory'] as $factory) {
+    $store = $c->getDefinition((string) $c->getDefinition($factory)->getArgument(0));
+    printf("framework.lock DSN, %s: %s on %s, tagged ephpm.lock_store: %s\n", $factory, $store->getClass(),
+        json_encode($store->getArgument(0)->getArguments()), var_export($store->hasTag('ephpm.lock_store'), true));
+}
+$session = $c->findDefinition('session.handler');
+printf("framework.session.handler_id 'ephpm://fleet': %s on %s with %s\n", $session->getClass(),
+    json_encode($session->getArgument(0)->getArguments()), json_encode($session->getArgument(1)));
+
 foreach ([
+    "framework: { lock: 'ephpm://nowhere' }",
     "framework: { cache: { pools: { p: { adapter: cache.adapter.ephpm, provider: nowhere } } } }\nephpm: { stores: { host: 'shm://' } }",
     "ephpm: { stores: { bad: 'localhost' } }",
     "ephpm: { session: { lock_timeout: later } }",
@@ -149,6 +165,10 @@ session.handler -> ephpm.session.handler: Ephpm\SessionHandler on ["shm:\/\/","s
 stampede: false: pool.a's wrapper null
 stampede_all_pools: pool.files has a MemoLock on the default store (null) under its namespace: true
 without ephpm.lock, lock.factory stays FrameworkBundle's: lock.default.factory
+framework.lock DSN, lock.default.factory: Ephpm\Symfony\Lock\EphpmStore on [null], tagged ephpm.lock_store: true
+framework.lock DSN, lock.orders.factory: Ephpm\Symfony\Lock\EphpmStore on ["redis:\/\/10.0.0.5:6379"], tagged ephpm.lock_store: true
+framework.session.handler_id 'ephpm://fleet': Ephpm\SessionHandler on ["redis:\/\/10.0.0.5:6379","sess:"] with {"lock_wait":3}
+Symfony\Component\DependencyInjection\Exception\InvalidArgumentException: ephpm: "ephpm://nowhere" (service ".lock.default.store.%s") names the store "nowhere", which is neither a store of ephpm.stores (default) nor a DSN (shm://NAME, redis://…, rediss://…, unix:///…, cluster://).
 Symfony\Component\DependencyInjection\Exception\InvalidArgumentException: ephpm: the provider of cache pool "p" names the store "nowhere", which is neither a store of ephpm.stores (host, default) nor a DSN (shm://NAME, redis://…, rediss://…, unix:///…, cluster://).
 Symfony\Component\Config\Definition\Exception\InvalidConfigurationException: Invalid configuration for path "ephpm.stores.bad": "localhost" is not an ephpm DSN (shm://, redis://, rediss://, unix://, cluster://).
 Symfony\Component\Config\Definition\Exception\InvalidConfigurationException: The value "later" is not allowed for path "ephpm.session.lock_timeout". Permissible values: "warn", "fail", null

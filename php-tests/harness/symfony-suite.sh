@@ -154,6 +154,9 @@ check "ephpm:clear --prefix as www-data removes it" "null yes" \
 as_web -r '(new Ephpm\Kv())->set("let go", 1);'
 wait "$(cat "$tmp/holder.pid")" 2>/dev/null; rm -f "$tmp/holder.pid"
 
+check "config:dump-reference ephpm prints the ephpm: reference (build() runs again on a compiled container)" yes \
+    "$(has "stampede_wait_ms:     5000" "$(console config:dump-reference ephpm)")"
+
 if [ "$failed" -gt 0 ]; then
     echo "--- fpm.log"; tail -n 30 "$tmp/fpm.log"
     echo "--- var/log"; tail -n 30 "$tmp/var/log/"*.log 2>/dev/null

@@ -2,6 +2,7 @@
 
 namespace Ephpm\Symfony;
 
+use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\FrameworkDsnPass;
 use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\LockFactoryPass;
 use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\PoolProviderPass;
 use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\StampedePass;
@@ -27,7 +28,10 @@ final class EphpmBundle extends Bundle
         $container->addCompilerPass(new PoolProviderPass(), PassConfig::TYPE_BEFORE_OPTIMIZATION, 33);
         $container->addCompilerPass(new StampedePass(), PassConfig::TYPE_BEFORE_OPTIMIZATION, 31);
         $container->addCompilerPass(new LockFactoryPass());
-        if (class_exists(ProfilerWiring::class)) {
+        $container->addCompilerPass(new FrameworkDsnPass());
+        // config:dump-reference and config:debug call build() again on an already
+        // compiled container, which takes passes but no new definitions.
+        if (class_exists(ProfilerWiring::class) && !$container->isCompiled()) {
             ProfilerWiring::register($container);
         }
     }

@@ -42,6 +42,15 @@ final class EphpmExtension extends Extension
         $container->setParameter('ephpm.stampede_all_pools', $config['stampede_all_pools']);
         $container->setParameter('ephpm.stampede_lock_ttl_ms', $config['stampede_lock_ttl_ms']);
         $container->setParameter('ephpm.stampede_wait_ms', $config['stampede_wait_ms']);
+        // For ephpm:// in framework.lock and framework.session.handler_id (FrameworkDsnPass).
+        $container->setParameter('ephpm.lock.initial_ttl', $config['lock']['initial_ttl']);
+        $container->setParameter('ephpm.session', [
+            'prefix' => $config['session']['prefix'],
+            'options' => array_filter(
+                array_intersect_key($config['session'], array_flip(['locking', 'lock_ttl', 'lock_wait', 'lock_timeout', 'lifetime'])),
+                static fn ($v) => null !== $v,
+            ),
+        ]);
 
         $this->registerStores($container);
         $this->registerCacheAdapter($container);
@@ -84,9 +93,7 @@ final class EphpmExtension extends Extension
     private function registerLock(array $config, ContainerBuilder $container): void
     {
         $dsn = Stores::dsn($container, $config['store'], 'ephpm.lock.store');
-        $container->register('ephpm.lock.store', EphpmStore::class)
-            ->setArguments([new Definition(Kv::class, [$dsn]), $config['initial_ttl']])
-            ->addTag(self::LOCK_STORE_TAG);
+        $container->setDefinition('ephpm.lock.store', self::lockStore($dsn, $config['initial_ttl']));
         $container->register('ephpm.lock.factory', LockFactory::class)
             ->setArguments([new Reference('ephpm.lock.store')])
             ->addMethodCall('setLogger', [new Reference('logger', ContainerInterface::IGNORE_ON_INVALID_REFERENCE)])
@@ -96,12 +103,24 @@ final class EphpmExtension extends Extension
     private function registerSession(array $config, ContainerBuilder $container): void
     {
         $dsn = Stores::dsn($container, $config['store'], 'ephpm.session.store');
-        $options = array_filter(
-            array_intersect_key($config, array_flip(['locking', 'lock_ttl', 'lock_wait', 'lock_timeout', 'lifetime'])),
-            static fn ($v) => null !== $v,
-        );
-        $container->register('ephpm.session.handler', SessionHandler::class)
-            ->setArguments([new Definition(Kv::class, [$dsn, $config['prefix']]), $options ?: null]);
+        $container->setDefinition('ephpm.session.handler', self::sessionHandler($dsn, $container->getParameter('ephpm.session')));
+    }
+
+    /** An EphpmStore on the store $dsn (tagged ephpm.lock_store). */
+    public static function lockStore(?string $dsn, float $initialTtl): Definition
+    {
+        return (new Definition(EphpmStore::class, [new Definition(Kv::class, [$dsn]), $initialTtl]))
+            ->addTag(self::LOCK_STORE_TAG);
+    }
+
+    /**
+     * An Ephpm\SessionHandler on the store $dsn.
+     *
+     * @param array{prefix: string, options: array} $session The parameter `ephpm.session`.
+     */
+    public static function sessionHandler(?string $dsn, array $session): Definition
+    {
+        return new Definition(SessionHandler::class, [new Definition(Kv::class, [$dsn, $session['prefix']]), $session['options'] ?: null]);
     }
 
     private function registerCommands(string $webUser, ContainerBuilder $container): void
