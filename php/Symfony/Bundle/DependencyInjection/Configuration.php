@@ -25,7 +25,8 @@ final class Configuration implements ConfigurationInterface
                     ->normalizeKeys(false)
                     ->scalarPrototype()
                         ->validate()
-                            ->ifTrue(static fn ($dsn) => !\is_string($dsn) || !str_contains($dsn, '://'))
+                            // An %env()% DSN is validated as "" (Symfony's stand-in for a string env).
+                            ->ifTrue(static fn ($dsn) => !\is_string($dsn) || ('' !== $dsn && !str_contains($dsn, '://')))
                             ->thenInvalid('%s is not an ephpm DSN (shm://, redis://, rediss://, unix://, cluster://).')
                         ->end()
                     ->end()
