@@ -295,6 +295,35 @@ namespace Ephpm {
         public function acquire(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Lock {}
 
         /**
+         * Takes a read share of the read/write lock `$name`: any number of readers hold it
+         * at once, and none while a writer holds it. Each share has its own token, fence
+         * and TTL (a killed reader's share frees itself when its TTL runs out). A
+         * read/write lock is not the exclusive lock of acquire() of the same name.
+         *
+         * @param int|null $ttlMs The share's lifetime in milliseconds, 1 to
+         *        1000000000000; null: lockTtlMs.
+         * @param int $waitMs How long to wait while a writer holds it, in milliseconds, 0
+         *        to 1000000000000; 0: don't. The wait is woken by the writer's release.
+         * @return Lock|null The held share, or null when a writer held the lock for all
+         *         of $waitMs.
+         * @throws LockUnavailable when the lock store cannot be used.
+         */
+        public function acquireRead(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Lock {}
+
+        /**
+         * Takes the read/write lock `$name` for writing: alone, after every reader and
+         * writer released theirs (a waiting writer is woken by the last release). Readers
+         * are not held back for a waiting writer.
+         *
+         * @param int|null $ttlMs The lock's lifetime in milliseconds, 1 to
+         *        1000000000000; null: lockTtlMs.
+         * @param int $waitMs How long to wait, in milliseconds, 0 to 1000000000000.
+         * @return Lock|null The held lock, or null when it was busy for all of $waitMs.
+         * @throws LockUnavailable when the lock store cannot be used.
+         */
+        public function acquireWrite(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Lock {}
+
+        /**
          * Runs `$run` while holding the lock `$name`, so that no two processes ever run
          * it at once; the lock is released when `$run` returns or throws (the exception
          * propagates unchanged). `$run` receives an {@see KeepAlive} to extend the lock
@@ -519,6 +548,39 @@ namespace Ephpm {
          * @throws LockUnavailable when the lock store cannot be used.
          */
         public function isHeld(): bool {}
+
+        /**
+         * Makes this read share the write lock (symfony/lock's promotion), waiting up to
+         * `$waitMs` for the other readers to release theirs. The lock gets a new fence;
+         * its token stays. A write lock stays one. A share that expired takes the write
+         * lock if it is free, as a new acquisition would.
+         *
+         * @param int $waitMs Milliseconds, 0 to 1000000000000; 0: don't wait.
+         * @return bool false when other readers still held it after $waitMs (this share
+         *         is kept).
+         * @throws LockUnavailable when the share is no longer held and another holder is
+         *         in the way, the lock was released, or the lock store cannot be used.
+         * @throws \Error for an exclusive lock (from MemoLock::acquire()).
+         */
+        public function promote(int $waitMs = 0): bool {}
+
+        /**
+         * Makes this write lock a read share (symfony/lock's demotion): other readers may
+         * join at once. The lock gets a new fence; its token stays. A read share stays one.
+         *
+         * @throws LockUnavailable when the lock is no longer held (it expired), was
+         *         released, or the lock store cannot be used.
+         * @throws \Error for an exclusive lock (from MemoLock::acquire()).
+         */
+        public function demote(): void {}
+
+        /**
+         * Whether this is a read/write lock held for writing now (false for a read share,
+         * an exclusive lock, or a lock no longer held).
+         *
+         * @throws LockUnavailable when the lock store cannot be used.
+         */
+        public function isWriteLocked(): bool {}
     }
 
     /** Handed to a section run by {@see MemoLock::exclusively()}: call it to extend the lock. */

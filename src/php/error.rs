@@ -81,7 +81,7 @@ pub fn throw(err: &StoreError, key_arg: u32, what: &str) {
         StoreError::NotAnInteger => (ce::type_error(), format!("{what}: {err}")),
         StoreError::Overflow => (ce::arithmetic_error(), format!("{what}: {err}")),
         StoreError::Unavailable { .. } => (class(&STORE_UNAVAILABLE), format!("{what}: {err}")),
-        StoreError::Remote { .. } | StoreError::Cluster(_) => {
+        StoreError::Remote { .. } | StoreError::Cluster(_) | StoreError::NotAnRwLock(_) => {
             (store_exception(), format!("{what}: {err}"))
         }
         StoreError::Shm(_) => (

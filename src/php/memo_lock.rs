@@ -15,16 +15,19 @@ use super::class::{native_class, nullable, public};
 use super::error::{lock_unavailable, throw};
 use super::ffi;
 use super::kv::keyspace_arg;
-use super::lock::{new_keep_alive, new_lock, ttl_ms_arg};
+use super::lock::{Kind, new_keep_alive, new_lock, ttl_ms_arg};
 use super::userland::{call, call_method, warn_to};
 use crate::keyspace::Keyspace;
 use crate::lock::{Held, Locks};
 use crate::memo::{Maker, Outcome, Plan, Step, make_once};
+use crate::rwlock::{Mode, RwLocks};
 
 /// The Rust side of an `Ephpm\MemoLock`.
 pub struct MemoLock {
     space: Keyspace,
     locks: Locks,
+    /// Read/write locks on the same store (`acquireRead()`, `acquireWrite()`).
+    rw: RwLocks,
     lock_ttl: Duration,
     wait: Duration,
     logger: Option<Zval>,
@@ -57,6 +60,7 @@ impl MemoLock {
         MemoLock {
             space: self.space.clone(),
             locks: self.locks.clone(),
+            rw: self.rw.clone(),
             lock_ttl: self.lock_ttl,
             wait: self.wait,
             logger: self.logger.as_ref().map(Zval::shallow_clone),
@@ -104,9 +108,11 @@ fn settings(c: &Call, space: Keyspace) -> Option<MemoLock> {
     let wait = c.millis_or(2, DEFAULT_WAIT.as_millis() as i64, 0)?;
     let logger = c.object_or_null(3)?;
     let locks = Locks::new(space.store().clone());
+    let rw = RwLocks::new(space.store().clone());
     Some(MemoLock {
         space,
         locks,
+        rw,
         lock_ttl,
         wait,
         logger,
@@ -161,7 +167,7 @@ extern "C" fn acquire(ex: &mut ExecuteData, rv: &mut Zval) {
             return;
         };
         match m.locks.acquire(&name, ttl, clamp_to_execution_time(wait)) {
-            Ok(Some(held)) => new_lock(rv, given, m.locks.clone(), held, ttl),
+            Ok(Some(held)) => new_lock(rv, given, Kind::Exclusive(m.locks.clone(), held), ttl),
             Ok(None) => rv.set_null(),
             // The caller asked for exclusion, which a store out of reach cannot give: the
             // same failure as a lock that cannot be had (DESIGN.md §3 item 7).
@@ -170,6 +176,34 @@ extern "C" fn acquire(ex: &mut ExecuteData, rv: &mut Zval) {
             )),
         }
     })
+}
+
+/// `acquireRead(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Ephpm\Lock` and
+/// `acquireWrite(…)`: a share of the read/write lock `$name` (readers share it, a writer
+/// has it alone), waiting up to `$waitMs`; null when it could not be had in time.
+fn acquire_shared(ex: &mut ExecuteData, rv: &mut Zval, mode: Mode, what: &str) {
+    run(ex, rv, |ex, rv| {
+        let Some(c) = Call::new(ex, 1, 3) else { return };
+        let Some((m, given, name)) = begin(&c) else {
+            return;
+        };
+        let (Some(ttl), Some(wait)) = (ttl_ms_arg(&c, 1, m.lock_ttl), c.millis_or(2, 0, 0)) else {
+            return;
+        };
+        match m.rw.acquire(&name, mode, ttl, clamp_to_execution_time(wait)) {
+            Ok(Some(held)) => new_lock(rv, given, Kind::Shared(m.rw.clone(), held), ttl),
+            Ok(None) => rv.set_null(),
+            Err(e) => lock_unavailable(format!("{what}: the lock store cannot be used: {e}")),
+        }
+    })
+}
+
+extern "C" fn acquire_read(ex: &mut ExecuteData, rv: &mut Zval) {
+    acquire_shared(ex, rv, Mode::Read, "Ephpm\\MemoLock::acquireRead()");
+}
+
+extern "C" fn acquire_write(ex: &mut ExecuteData, rv: &mut Zval) {
+    acquire_shared(ex, rv, Mode::Write, "Ephpm\\MemoLock::acquireWrite()");
 }
 
 /// `exclusively(string $name, \Closure $run): mixed` — `$run` gets an `Ephpm\KeepAlive`.
@@ -557,6 +591,18 @@ fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
             .required_args(4)
             .returns(DataType::Mixed, false, false),
         FunctionBuilder::new("acquire", acquire)
+            .arg(name())
+            .arg(nullable_ms("ttlMs"))
+            .arg(Arg::new("waitMs", DataType::Long).default("0"))
+            .required_args(1)
+            .returns(DataType::object("Ephpm\\Lock"), false, true),
+        FunctionBuilder::new("acquireRead", acquire_read)
+            .arg(name())
+            .arg(nullable_ms("ttlMs"))
+            .arg(Arg::new("waitMs", DataType::Long).default("0"))
+            .required_args(1)
+            .returns(DataType::object("Ephpm\\Lock"), false, true),
+        FunctionBuilder::new("acquireWrite", acquire_write)
             .arg(name())
             .arg(nullable_ms("ttlMs"))
             .arg(Arg::new("waitMs", DataType::Long).default("0"))

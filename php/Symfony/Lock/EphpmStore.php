@@ -5,21 +5,27 @@ namespace Ephpm\Symfony\Lock;
 use Ephpm\Kv;
 use Ephpm\LockUnavailable;
 use Ephpm\MemoLock;
+use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Key;
 use Symfony\Component\Lock\Store\ExpiringStoreTrait;
 
 /**
- * A symfony/lock store on ephpm's host-wide store: token locks shared by every PHP
- * process of the host. A blocking acquire is woken by the holder's release (a futex),
- * not by the Lock component's 100 ms poll.
+ * A symfony/lock store on ephpm's store: token locks shared by every PHP process of the
+ * host (or the fleet, on a Redis or cluster store). A blocking acquire is woken by the
+ * holder's release (a futex, Pub/Sub), not by the Lock component's 100 ms poll.
+ *
+ * Locks are read/write locks (SharedLockStoreInterface): acquireRead() takes a share
+ * that other readers may hold too, acquire() the lock alone. As symfony/lock defines
+ * them, acquire() after acquireRead() promotes the share (it waits for the other
+ * readers, or fails without blocking), and acquireRead() after acquire() demotes it.
  *
  *     $factory = new LockFactory(new EphpmStore());
  *     $lock = $factory->createLock('invoice-42', ttl: 30);
  *     $lock->acquire(true);
  */
-final class EphpmStore implements BlockingStoreInterface
+final class EphpmStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
 {
     use ExpiringStoreTrait;
 
@@ -41,12 +47,22 @@ final class EphpmStore implements BlockingStoreInterface
 
     public function save(Key $key)
     {
-        $this->take($key, false);
+        $this->take($key, true, false);
     }
 
     public function waitAndSave(Key $key)
     {
-        $this->take($key, true);
+        $this->take($key, true, true);
+    }
+
+    public function saveRead(Key $key)
+    {
+        $this->take($key, false, false);
+    }
+
+    public function waitAndSaveRead(Key $key)
+    {
+        $this->take($key, false, true);
     }
 
     public function putOffExpiration(Key $key, float $ttl)
@@ -76,16 +92,42 @@ final class EphpmStore implements BlockingStoreInterface
         return $key->hasState(__CLASS__) && $key->getState(__CLASS__)->isHeld();
     }
 
-    private function take(Key $key, bool $blocking): void
+    /** Takes the lock for writing or reading, or promotes or demotes the share held. */
+    private function take(Key $key, bool $write, bool $blocking): void
     {
+        $wait = $blocking ? 60000 : 0;
         if ($this->exists($key)) {
+            $lock = $key->getState(__CLASS__);
+            if ($write === $lock->isWriteLocked()) {
+                return;
+            }
+            $key->reduceLifetime($this->initialTtl);
+            try {
+                if (!$write) {
+                    $lock->demote();
+                } else {
+                    // Each wait is woken by a release; the loop only matters for readers
+                    // that keep their shares past a minute.
+                    while (!$lock->promote($wait) && $blocking) {
+                    }
+                    if (!$lock->isWriteLocked()) {
+                        throw new LockConflictedException();
+                    }
+                }
+            } catch (LockUnavailable $e) {
+                throw new LockConflictedException($e->getMessage(), 0, $e);
+            }
+            $this->checkNotExpired($key);
+
             return;
         }
         $key->reduceLifetime($this->initialTtl);
         do {
             // Each wait is woken by the holder's release; the loop only matters for a
             // holder that keeps its lock past a minute.
-            $lock = $this->locks->acquire((string) $key, self::ms($this->initialTtl), $blocking ? 60000 : 0);
+            $lock = $write
+                ? $this->locks->acquireWrite((string) $key, self::ms($this->initialTtl), $wait)
+                : $this->locks->acquireRead((string) $key, self::ms($this->initialTtl), $wait);
         } while ($blocking && null === $lock);
         if (null === $lock) {
             throw new LockConflictedException();
