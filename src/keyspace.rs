@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::store::shm::constants::MAX_KEY_LEN;
-use crate::store::{Hit, KeyTtl, Result, SetNx, Stats, Store, StoreError, Value};
+use crate::store::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 
 /// A store and the prefix put before every key.
 #[derive(Clone)]
@@ -133,6 +133,19 @@ impl Keyspace {
     }
     pub fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
         self.with_key(key, |s, k| s.ttl(k))
+    }
+
+    /// `Store::scan` on this prefix's keys starting with `prefix`; the keys shown without
+    /// this keyspace's prefix.
+    pub fn scan(&self, prefix: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64> {
+        let start = out.len();
+        let next = self
+            .store
+            .scan(&[&self.prefix[..], prefix].concat(), cursor, out)?;
+        for e in &mut out[start..] {
+            e.key.drain(..self.prefix.len());
+        }
+        Ok(next)
     }
 
     /// Removes this prefix's keys, or every key when there is no prefix.

@@ -50,6 +50,7 @@ pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
     php::admin::register(php::functions::register(
         module
             .class::<php::kv::Kv>()
+            .class::<php::iterator::KvIterator>()
             .class::<php::lock::Lock>()
             .class::<php::lock::KeepAlive>()
             .class::<php::memo_lock::MemoLock>()

@@ -210,6 +210,41 @@ namespace Ephpm {
     }
 
     /**
+     * A store's keys, in the spirit of APCUIterator: `foreach (new Ephpm\KvIterator($kv, 'user:') as $key => $info)`.
+     * The store is walked a bounded batch at a time (on `shm://` one shard's lock at a
+     * time, never longer than one shard's walk; on Redis with SCAN; on `cluster://` the
+     * live copies this host holds), in no particular order. A key present for the whole
+     * walk is shown at least once (on Redis maybe twice); keys written meanwhile may or
+     * may not be. Keys come without the Kv's prefix.
+     *
+     * Each value: `['ttl' => float|null, 'size' => int, 'fence' => int|null]`: the
+     * seconds left (null: no expiry), the stored size in bytes, and for a held lock (an
+     * entry added with a TTL, which is never evicted before it expires) its fencing number.
+     */
+    final class KvIterator implements \Iterator
+    {
+        /**
+         * @param Kv|null $store The store to walk (its prefix applies); null: the default store.
+         * @param string $prefix Only the keys that start with it.
+         * @throws StoreException when the store cannot be opened.
+         */
+        public function __construct(?Kv $store = null, string $prefix = '') {}
+
+        /** Starts the walk again. @throws StoreException when the store cannot be read. */
+        public function rewind(): void {}
+
+        /** Whether there is a key here (reads the next batch when needed). @throws StoreException */
+        public function valid(): bool {}
+
+        public function key(): ?string {}
+
+        /** @return array{ttl: float|null, size: int, fence: int|null}|null */
+        public function current(): ?array {}
+
+        public function next(): void {}
+    }
+
+    /**
      * Locks named after keys, on a store: one holder at a time across every process
      * that shares the store, each acquisition with a fresh random 128-bit token and a
      * fencing number, released by token so that a holder whose lock expired can never

@@ -26,6 +26,7 @@ mod ffi;
 pub mod functions;
 pub mod info;
 pub mod ini;
+pub mod iterator;
 pub mod kv;
 pub mod lock;
 pub mod memo_lock;
