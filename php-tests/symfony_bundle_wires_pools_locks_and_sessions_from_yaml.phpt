@@ -1,5 +1,5 @@
 --TEST--
-EphpmBundle from YAML (ephpm:// DSNs in framework.lock and session.handler_id too): a pool's provider (store name or ephpm DSN) becomes its store and never a Symfony connection; each ephpm pool (and with stampede_all_pools every pool, its TagAwareAdapter too) gets its own MemoLock whose locks are under memo:<namespace>:; stampede: false leaves no wrapper; lock.factory and LockFactory are ephpm's; ephpm.session.handler has the options; tags for the profiler; an unknown store is an error naming the stores
+EphpmBundle from YAML (ephpm:// DSNs in framework.lock and session.handler_id too; StaleCacheAdapter pools on their provider's store): a pool's provider (store name or ephpm DSN) becomes its store and never a Symfony connection; each ephpm pool (and with stampede_all_pools every pool, its TagAwareAdapter too) gets its own MemoLock whose locks are under memo:<namespace>:; stampede: false leaves no wrapper; lock.factory and LockFactory are ephpm's; ephpm.session.handler has the options; tags for the profiler; an unknown store is an error naming the stores
 --EXTENSIONS--
 ephpm
 ctype
@@ -84,6 +84,7 @@ framework:
             pool.default: { public: true }
             pool.tagged: { adapter: cache.adapter.ephpm, tags: true, public: true }
             pool.files: { adapter: cache.adapter.filesystem, public: true }
+            pool.stale: { adapter: ephpm.stale_cache_adapter, provider: 'shm://phpt_symfony_bundle_stale', default_lifetime: 60, public: true }
 YAML);
 $ns = fn (string $pool) => $c->getDefinition($pool)->getArgument(0);
 foreach (['pool.a', 'pool.b', 'pool.fleet', 'pool.default', '.pool.tagged.inner'] as $pool) {
@@ -99,6 +100,12 @@ echo "Symfony connections (FrameworkBundle's default providers only): ", implode
 echo "pool.tagged (TagAwareAdapter) has the inner pool's MemoLock: ", var_export(wrapper($c, 'pool.tagged') === wrapper($c, '.pool.tagged.inner'), true), "\n";
 echo "pool.files (filesystem) keeps Symfony's wrapper: ", json_encode(wrapper($c, 'pool.files')), "\n";
 echo "MemoLock services tagged ephpm.memo_lock: ", implode(', ', array_map(fn ($t) => $t[0]['pool'], $c->findTaggedServiceIds('ephpm.memo_lock'))), "\n";
+$d = $c->getDefinition('pool.stale');
+printf("pool.stale: %s, store %s, lifetime %d, stale seconds %d, tag ephpm.pool %s, callback wrapper %s\n", $d->getClass(), json_encode($d->getArgument(2)),
+    $d->getArgument(1), $d->getArgument(3), json_encode($d->getTag('ephpm.pool')), json_encode(wrapper($c, 'pool.stale')));
+(new Ephpm\Kv('shm://phpt_symfony_bundle_stale'))->clear();
+$c->get('pool.stale')->get('k', fn () => 'made by pool.stale');
+echo "... it stores in that store: ", (new Ephpm\Kv('shm://phpt_symfony_bundle_stale'))->stats()['entries'], " entry\n";
 $store = $c->getDefinition('ephpm.lock.store');
 printf("lock.factory -> %s, LockFactory -> %s, its store %s on %s, tagged ephpm.lock_store: %s\n", $c->getAlias('lock.factory'),
     $c->getAlias(Symfony\Component\Lock\LockFactory::class), $store->getClass(), json_encode($store->getArgument(0)->getArguments()),
@@ -163,6 +170,8 @@ Symfony connections (FrameworkBundle's default providers only): redis://localhos
 pool.tagged (TagAwareAdapter) has the inner pool's MemoLock: true
 pool.files (filesystem) keeps Symfony's wrapper: "not set"
 MemoLock services tagged ephpm.memo_lock: cache.app, pool.a, pool.b, pool.fleet, pool.default, pool.tagged
+pool.stale: Ephpm\Symfony\StaleCacheAdapter, store "shm:\/\/phpt_symfony_bundle_stale", lifetime 60, stale seconds 60, tag ephpm.pool [{"pool":"pool.stale"}], callback wrapper "not set"
+... it stores in that store: 1 entry
 lock.factory -> ephpm.lock.factory, LockFactory -> ephpm.lock.factory, its store Ephpm\Symfony\Lock\EphpmStore on ["redis:\/\/10.0.0.5:6379?prefix=app"], tagged ephpm.lock_store: true
 session.handler -> ephpm.session.handler: Ephpm\SessionHandler on ["shm:\/\/","sess:"] with {"locking":true,"lock_wait":2.5,"lock_timeout":"fail"}
 stampede: false: pool.a's wrapper null

@@ -9,6 +9,7 @@ use Ephpm\Symfony\Command\LocksCommand;
 use Ephpm\Symfony\Command\StatsCommand;
 use Ephpm\Symfony\EphpmAdapter;
 use Ephpm\Symfony\Lock\EphpmStore;
+use Ephpm\Symfony\StaleCacheAdapter;
 use Symfony\Component\DependencyInjection\ContainerBuilder;
 use Symfony\Component\DependencyInjection\ContainerInterface;
 use Symfony\Component\DependencyInjection\Definition;
@@ -53,7 +54,7 @@ final class EphpmExtension extends Extension
         ]);
 
         $this->registerStores($container);
-        $this->registerCacheAdapter($container);
+        $this->registerCacheAdapters($container);
         if ($config['lock']['enabled']) {
             $this->registerLock($config['lock'], $container);
         }
@@ -76,17 +77,24 @@ final class EphpmExtension extends Extension
     }
 
     /**
-     * cache.adapter.ephpm, for framework.cache.pools.X.adapter. Its arguments are
-     * EphpmAdapter's (namespace, default lifetime, DSN): CachePoolPass fills the first two,
-     * PoolProviderPass the DSN from the pool's `provider`.
+     * cache.adapter.ephpm and ephpm.stale_cache_adapter, for framework.cache.pools.X.adapter.
+     * CachePoolPass fills their first two arguments (namespace, default lifetime),
+     * PoolProviderPass the third (the DSN) from the pool's `provider`.
      */
-    private function registerCacheAdapter(ContainerBuilder $container): void
+    private function registerCacheAdapters(ContainerBuilder $container): void
     {
         $container->register('cache.adapter.ephpm', EphpmAdapter::class)
             ->setAbstract(true)
             ->setArguments(['', 0, null])
             ->addMethodCall('setLogger', [new Reference('logger', ContainerInterface::IGNORE_ON_INVALID_REFERENCE)])
             ->addTag('cache.pool', ['clearer' => 'cache.default_clearer', 'reset' => 'reset'])
+            ->addTag('monolog.logger', ['channel' => 'cache']);
+        // StaleCacheAdapter's arguments: namespace, default lifetime, DSN, stale seconds,
+        // stale-if-error seconds, its MemoLock (null: on the pool's store), logger.
+        $container->register('ephpm.stale_cache_adapter', StaleCacheAdapter::class)
+            ->setAbstract(true)
+            ->setArguments(['', 300, null, 60, 0, null, new Reference('logger', ContainerInterface::IGNORE_ON_INVALID_REFERENCE)])
+            ->addTag('cache.pool', ['clearer' => 'cache.default_clearer'])
             ->addTag('monolog.logger', ['channel' => 'cache']);
     }
 

@@ -8,7 +8,7 @@ use Symfony\Component\DependencyInjection\Compiler\CompilerPassInterface;
 use Symfony\Component\DependencyInjection\ContainerBuilder;
 
 /**
- * Gives every ephpm pool (adapter cache.adapter.ephpm) its store. Runs before Symfony's
+ * Gives every ephpm pool (adapter cache.adapter.ephpm or ephpm.stale_cache_adapter) its store. Runs before Symfony's
  * CachePoolPass, which would turn a `provider` into a connection of its own
  * (AbstractAdapter::createConnection(), which knows no shm:// or cluster://): here the
  * provider — a store name of `ephpm.stores` or an ephpm DSN — becomes the pool's `$dsn`

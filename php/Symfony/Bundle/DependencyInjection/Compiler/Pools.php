@@ -3,6 +3,7 @@
 namespace Ephpm\Symfony\Bundle\DependencyInjection\Compiler;
 
 use Ephpm\Symfony\EphpmAdapter;
+use Ephpm\Symfony\StaleCacheAdapter;
 use Symfony\Component\DependencyInjection\ChildDefinition;
 use Symfony\Component\DependencyInjection\ContainerBuilder;
 use Symfony\Component\DependencyInjection\Definition;
@@ -47,11 +48,17 @@ final class Pools
         return null;
     }
 
+    /** Whether the pool is on an ephpm store: an EphpmAdapter or a StaleCacheAdapter. */
     public static function isEphpm(ContainerBuilder $container, Definition $pool): bool
     {
-        $class = self::class($container, $pool);
+        return self::is($container, $pool, EphpmAdapter::class) || self::is($container, $pool, StaleCacheAdapter::class);
+    }
 
-        return null !== $class && is_a($class, EphpmAdapter::class, true);
+    public static function is(ContainerBuilder $container, Definition $pool, string $class): bool
+    {
+        $poolClass = self::class($container, $pool);
+
+        return null !== $poolClass && is_a($poolClass, $class, true);
     }
 
     /** The `cache.pool` tag's attributes, merged up the chain as CachePoolPass merges them. */

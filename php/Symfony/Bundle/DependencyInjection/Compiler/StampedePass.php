@@ -6,6 +6,7 @@ use Ephpm\Kv;
 use Ephpm\MemoLock;
 use Ephpm\Symfony\Bundle\DependencyInjection\EphpmExtension;
 use Ephpm\Symfony\Bundle\DependencyInjection\Stores;
+use Ephpm\Symfony\EphpmAdapter;
 use Symfony\Component\Cache\Adapter\TagAwareAdapter;
 use Symfony\Component\DependencyInjection\Compiler\CompilerPassInterface;
 use Symfony\Component\DependencyInjection\ContainerBuilder;
@@ -32,7 +33,8 @@ final class StampedePass implements CompilerPassInterface
         $allPools = $container->getParameter('ephpm.stampede_all_pools');
         $wrappers = [];
         foreach (Pools::all($container) as $id => $pool) {
-            $ephpm = Pools::isEphpm($container, $pool);
+            // A StaleCacheAdapter pool has its own locks (the refresh election): no wrapper.
+            $ephpm = Pools::is($container, $pool, EphpmAdapter::class);
             if ($ephpm && !$protect) {
                 $wrappers[$id] = null;
             } elseif ($ephpm || ($allPools && method_exists(Pools::class($container, $pool) ?? '', 'setCallbackWrapper'))) {
