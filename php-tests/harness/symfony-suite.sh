@@ -3,14 +3,18 @@
 # FrameworkBundle, config in YAML) with Ephpm\Symfony\EphpmBundle, served by real php-fpm
 # (12 static workers on a unix socket in a temporary folder) driven with cgi-fcgi; then
 # its ephpm:* console commands, run as root and as www-data against www-data's store.
-#   php-tests/harness/symfony-suite.sh path/to/ephpm.so
+#   php-tests/harness/symfony-suite.sh path/to/ephpm.so [shm|redis]
+# With "redis" the application's store "host" (its pools, locks and sessions) is a
+# redis-server this script starts on a unix socket in the same folder (and stops by pid);
+# the summary line is "symfony-redis: ...". Counters and markers stay in the shm store.
 # Environment "test" has ephpm's protections on; "off" (config/packages/off/) switches
 # stampede protection, session locking and the lock.factory wiring off, and is each
 # check's counter-proof.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-label=symfony
+backend=${2:-shm}
+label=symfony; [ "$backend" != shm ] && label=symfony-$backend
 find_fpm "$label"
 if [ ! -f /usr/share/php/Symfony/Bundle/FrameworkBundle/autoload.php ] || [ ! -f /usr/share/php/Symfony/Component/Lock/autoload.php ]; then
     skip "Debian's php-symfony-framework-bundle and php-symfony-lock are not installed"; summary "$label"; exit 0
@@ -22,7 +26,11 @@ store="symfonytest_$$"
 ini=(-n -d "extension=$tmp/ephpm.so" -d "ephpm.store_name=$store" -d ephpm.shm_size=16M -d extension=posix
      -d extension=mbstring -d extension=ctype -d extension=intl -d extension=tokenizer -d display_errors=stderr
      -d zend_extension=opcache)
-export SYMFONY_VAR_DIR="$tmp/var" COLUMNS=400
+export SYMFONY_VAR_DIR="$tmp/var" COLUMNS=400 EPHPM_HOST_DSN="shm://"
+if [ "$backend" = redis ]; then
+    start_redis "$tmp"
+    EPHPM_HOST_DSN="unix://$tmp/redis.sock"
+fi
 cat > "$tmp/fpm.conf" <<CONF
 [global]
 pid = $tmp/fpm.pid
@@ -40,6 +48,7 @@ web=www-data; wuid=$(id -u "$web")
 cleanup() {
     kill -QUIT "$master" 2>/dev/null; wait "$master" 2>/dev/null
     [ -f "$tmp/holder.pid" ] && kill "$(cat "$tmp/holder.pid")" 2>/dev/null
+    [ -f "$tmp/redis.pid" ] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null && sleep 0.1
     rm -rf "$tmp" "/dev/shm/ephpm-$(id -u)/$store" "/dev/shm/ephpm-$wuid/$store"
 }
 trap cleanup EXIT
@@ -94,9 +103,12 @@ check "pool A's request then ends with its own value" "held by pool a" "$(cat "$
 request "/hold?pool=a&key=same2" >/dev/null &
 holder=$!
 await holding:a:same2
-out=$(console ephpm:locks "$(request "/lockname?pool=a&key=same2")")
-check "while it computes, ephpm:locks shows the pool's MemoLock lock (memo:<namespace>:memo:<key>) held" held \
-    "$(awk '$1 ~ /^memo:/ { print $2 }' <<<"$out")"
+name=$(request "/lockname?pool=a&key=same2")
+out=$(console ephpm:locks --store=host "$name")
+check "while it computes, ephpm:locks NAME shows the pool's MemoLock lock (memo:<namespace>:memo:<key>) held" held \
+    "$(awk -v n="$name" '$1 == n { print $2 }' <<<"$out")"
+check "... and ephpm:locks (no name) lists it among the held locks" held \
+    "$(awk -v n="$name" '$1 == n { print $2 }' <<<"$(console ephpm:locks --store=host)")"
 request "/cold?pool=a&key=same2" >"$tmp/waiter" &
 waiter=$!
 sleep 0.3 # room for the waiter to reach the lock (if it did not, the checks below fail)
@@ -107,7 +119,7 @@ check "... without computing" null "$(probe origin:a:same2)"
 
 # 3. lock.factory (LockFactory autowiring).
 check "LockFactory autowiring is a LockFactory on ephpm's EphpmStore, on the configured store" \
-    "Ephpm\\Symfony\\Lock\\EphpmStore, held lock in the host store: yes" "$(request /lock)"
+    "Ephpm\\Symfony\\Lock\\EphpmStore, held lock in the store \"host\": yes" "$(request /lock)"
 offlock=$(request /lock "" off)
 echo "# ephpm.lock off: $offlock"
 check "with ephpm.lock off it is FrameworkBundle's own" no "$(has Ephpm "$offlock")"
@@ -146,6 +158,8 @@ check "ephpm:locks as www-data names www-data's store, without a warning" "yes n
     "$(has "Acting as Unix user www-data (uid $wuid)" "$out") $(has WARNING "$out")"
 check "... and shows the lock held, with its TTL and the holder's fence" "held yes $(cat "$wvar/fence")" \
     "$(awk '$1 == "deploy" { print $2, ($3 > 0 && $3 <= 60 ? "yes" : $3), $5 }' <<<"$out")"
+check "... as does ephpm:locks with no name, listing the held locks" "held $(cat "$wvar/fence")" \
+    "$(awk '$1 == "deploy" { print $2, $5 }' <<<"$(as_web "$app/bin/console" ephpm:locks)")"
 console ephpm:clear --prefix=fpm- >/dev/null
 check "ephpm:clear --prefix as root leaves www-data's key" '"www-data wrote this"' \
     "$(as_web -r 'echo json_encode((new Ephpm\Kv())->get("fpm-only"));')"

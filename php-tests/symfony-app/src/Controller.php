@@ -11,14 +11,15 @@ use Symfony\Contracts\Cache\CacheInterface;
 use Symfony\Contracts\Cache\ItemInterface;
 
 /**
- * What the suite asks the application. Counters and markers live in the host store
- * under "test:", where the suite's CLI probes read and write them.
+ * What the suite asks the application. Counters and markers live in the default store
+ * (shm://) under "test:", where the suite's CLI probes read and write them; the pools,
+ * the locks and the sessions live in the store "host" (shm://, or a redis-server).
  */
 final class Controller
 {
     private Kv $marks;
 
-    public function __construct(private CacheInterface $poolA, private CacheInterface $poolB, private LockFactory $lockFactory)
+    public function __construct(private CacheInterface $poolA, private CacheInterface $poolB, private LockFactory $lockFactory, private Kv $host)
     {
         $this->marks = new Kv(null, 'test:');
     }
@@ -68,16 +69,16 @@ final class Controller
         return new Response('memo:' . $namespace . 'memo:' . $request->query->get('key'));
     }
 
-    /** /lock: which store lock.factory (autowired LockFactory) locks on, and whether its lock shows in the host store. */
+    /** /lock: which store lock.factory (autowired LockFactory) locks on, and whether its lock shows in the store "host". */
     public function lock(): Response
     {
         $lock = $this->lockFactory->createLock('probe-lock', 30);
         $lock->acquire(true);
         $store = (new \ReflectionProperty(LockFactory::class, 'store'))->getValue($this->lockFactory);
-        $seen = null !== (new Kv())->ttl('probe-lock');
+        $seen = null !== $this->host->ttl('probe-lock');
         $lock->release();
 
-        return new Response(sprintf('%s, held lock in the host store: %s', \get_class($store), $seen ? 'yes' : 'no'));
+        return new Response(sprintf('%s, held lock in the store "host": %s', \get_class($store), $seen ? 'yes' : 'no'));
     }
 
     /** /session/start: a new session (its counter at 0); answers its id. */

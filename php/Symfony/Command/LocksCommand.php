@@ -3,6 +3,7 @@
 namespace Ephpm\Symfony\Command;
 
 use Ephpm\Kv;
+use Ephpm\KvIterator;
 use Symfony\Component\Console\Input\InputArgument;
 use Symfony\Component\Console\Input\InputInterface;
 use Symfony\Component\Console\Input\InputOption;
@@ -10,40 +11,46 @@ use Symfony\Component\Console\Output\OutputInterface;
 use Symfony\Component\Console\Style\SymfonyStyle;
 
 /**
- * `ephpm:locks NAME...`: whether each lock is held, its remaining TTL and its fencing
- * number. The store cannot list its keys, so the locks are named: a symfony/lock
- * resource is its own name (`--prefix` for a lock store with a prefix), a pool's
+ * `ephpm:locks [NAME...]`: the locks held in a store, with their remaining TTL and
+ * fencing number (Ephpm\KvIterator: a held lock is an entry with a fence). With names,
+ * those locks, held or free. A symfony/lock resource's lock is its own name; a pool's
  * computation is `memo:<pool namespace>:memo:<item key>`.
  */
 final class LocksCommand extends StoreCommand
 {
     protected static $defaultName = 'ephpm:locks';
-    protected static $defaultDescription = 'Shows whether named locks are held, with their remaining TTL and fencing number';
+    protected static $defaultDescription = 'Lists the locks held in an ephpm store, with their remaining TTL and fencing number';
 
     protected function configure(): void
     {
         $this->addStoreOption('The store the locks are on', false);
-        $this->addOption('prefix', 'p', InputOption::VALUE_REQUIRED, 'Put before every name (the prefix of the locks\' Kv)', '');
-        $this->addArgument('names', InputArgument::IS_ARRAY | InputArgument::REQUIRED, 'Lock names');
+        $this->addOption('prefix', 'p', InputOption::VALUE_REQUIRED, 'Only the locks whose name starts with this', '');
+        $this->addArgument('names', InputArgument::IS_ARRAY, 'Lock names to show, held or not; none: every held lock');
     }
 
     protected function execute(InputInterface $input, OutputInterface $output): int
     {
         $io = new SymfonyStyle($input, $output);
+        $prefix = (string) $input->getOption('prefix');
+        $names = $input->getArgument('names');
         foreach ($this->stores($input, $io) as $name => $dsn) {
-            $kv = new Kv($dsn, (string) $input->getOption('prefix'));
-            // On shm:// a lock's fencing number is its entry's version (ARCHITECTURE.md
-            // §5.3); other backends keep it elsewhere and version entries by fingerprint.
-            $fenced = StoreOwner::isShm($dsn);
+            $kv = new Kv($dsn);
             $rows = [];
-            foreach ($input->getArgument('names') as $lock) {
-                $ttl = $kv->ttl($lock);
-                $rows[] = null === $ttl
-                    ? [$lock, 'free', '', '']
-                    : [$lock, 'held', $ttl < 0 ? 'none' : sprintf('%.3f s', $ttl), $fenced ? (string) $kv->wait($lock) : 'n/a'];
+            foreach ($names ?: [null] as $lock) {
+                // A name is looked up as the prefix of a walk: only keys that start with it.
+                $found = false;
+                foreach (new KvIterator($kv, $prefix . $lock) as $key => $info) {
+                    if (null !== $info['fence'] && (null === $lock || $key === $prefix . $lock)) {
+                        $rows[] = [$key, 'held', null === $info['ttl'] ? 'none' : sprintf('%.3f s', $info['ttl']), $info['fence']];
+                        $found = true;
+                    }
+                }
+                if (null !== $lock && !$found) {
+                    $rows[] = [$prefix . $lock, 'free', '', ''];
+                }
             }
             $io->section(sprintf('Store "%s" (%s)', $name, $kv->stats()['backend']));
-            $io->table(['lock', 'state', 'TTL left', 'fence'], $rows);
+            $rows ? $io->table(['lock', 'state', 'TTL left', 'fence'], $rows) : $io->text('No lock is held.');
         }
 
         return 0;
