@@ -21,7 +21,7 @@ final class StoreOwner
     {
         $uid = \function_exists('posix_geteuid') ? posix_geteuid() : self::euidFromProc();
         $user = self::name($uid);
-        $perUser = array_keys(array_filter($dsns, [self::class, 'isShm']));
+        $perUser = array_keys(array_filter($dsns, static fn (?string $dsn) => self::isShm($dsn)));
         $io->text(sprintf('Acting as Unix user <info>%s</info> (uid %d): its shm:// stores are in /dev/shm/ephpm-%d/.', $user, $uid, $uid));
         if (!$perUser || $user === $webUser) {
             return;
@@ -34,7 +34,7 @@ final class StoreOwner
         ));
     }
 
-    public static function isShm(?string $dsn): bool
+    private static function isShm(?string $dsn): bool
     {
         $dsn ??= (string) ini_get('ephpm.dsn');
 
