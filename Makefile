@@ -13,10 +13,17 @@ PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
             php-symfony-yaml chromium phpunit php-cache-integration-tests
+# One version for everything: the crate's (php --ri ephpm shows it too).
+VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
+# Where install puts things: PHP's own folders, from php-config.
+PREFIX   ?= /usr/local
+EXT_DIR   = $(shell php-config --extension-dir)
+PHP_VERSION = $(shell php-config --version | cut -d. -f1,2)
+INI_DIR   = /etc/php/$(PHP_VERSION)/mods-available
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
-.PHONY: deps build demo test bench lint install prove-tests-can-fail
+.PHONY: deps build binaries demo test bench lint install uninstall deb dist test-install test-zts prove-tests-can-fail
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -27,6 +34,11 @@ deps:
 	@command -v cargo >/dev/null || { echo "cargo is missing: install a Rust toolchain (1.86 or newer)"; exit 1; }
 
 build: deps
+	$(MAKE) --no-print-directory binaries
+
+# The extension and ephpm-node, with nothing but cargo, libclang and PHP's headers: what
+# install, deb and dist are made of.
+binaries:
 	cargo build --release
 	install -m 0755 target/release/libephpm.so $(SO)
 	cargo build --release --no-default-features --features node --bin ephpm-node
@@ -54,12 +66,47 @@ lint:
 	cargo clippy --release --all-targets -- -D warnings
 	cargo clippy --release --no-default-features --features node --all-targets -- -D warnings
 
-# Installs the built extension into this machine's PHP (CLI and FPM).
-install: build
-	install -m 0644 $(SO) "$$(php-config --extension-dir)/ephpm.so"
-	for sapi in cli fpm; do \
-		[ -d /etc/php/8.2/$$sapi/conf.d ] && echo "extension=ephpm.so" > /etc/php/8.2/$$sapi/conf.d/20-ephpm.ini; \
-	done; true
+# Installs the extension into the PHP that php-config names and ephpm-node into
+# $(PREFIX)/bin, and no package: on Debian the ini goes to mods-available and phpenmod
+# enables it for every SAPI (cli, fpm, ...); elsewhere it says what to add to php.ini.
+# `make uninstall` takes it all back. Another PHP: ext/ (phpize, --with-php-config).
+install: binaries
+	install -D -m 0644 $(SO) "$(DESTDIR)$(EXT_DIR)/ephpm.so"
+	install -D -m 0755 $(NODE) "$(DESTDIR)$(PREFIX)/bin/ephpm-node"
+	@if [ -z "$(DESTDIR)" ] && [ -d "$(INI_DIR)" ] && command -v phpenmod >/dev/null; then \
+		install -m 0644 packaging/ephpm.ini "$(INI_DIR)/ephpm.ini" && phpenmod -v $(PHP_VERSION) -s ALL ephpm && \
+		echo "ephpm enabled: $(INI_DIR)/ephpm.ini (phpdismod ephpm to turn it off)"; \
+	else echo "now add extension=ephpm.so to php.ini"; fi
+
+# phpdismod -p, one SAPI at a time: it also forgets phpenmod's state (its -s ALL purges
+# only the last SAPI's), so that a later package's postinst enables the module again.
+uninstall:
+	@if [ -f "$(INI_DIR)/ephpm.ini" ] && command -v phpdismod >/dev/null; then \
+		for sapi in $$(phpquery -S -v $(PHP_VERSION)); do phpdismod -p -v $(PHP_VERSION) -s $$sapi ephpm; done; \
+	fi
+	rm -f "$(DESTDIR)$(EXT_DIR)/ephpm.so" "$(DESTDIR)$(PREFIX)/bin/ephpm-node" "$(INI_DIR)/ephpm.ini"
+
+# ephpm_<version>_<arch>.deb (packaging/): the extension for Debian's PHP, enabled for
+# every SAPI, ephpm-node with its systemd unit (disabled), the stub and the adapters in
+# /usr/share/ephpm. Install it with apt-get install ./target/ephpm_*.deb.
+deb: binaries
+	bash packaging/build-deb.sh $(VERSION) $(SO) target $(NODE)
+
+# The release asset PIE downloads (php-ext.download-url-method: pre-packaged-binary) and
+# its .sha256, in target/.
+dist: binaries
+	bash packaging/dist.sh $(VERSION) $(SO) target
+
+# PIE's and phpize's build from a clean clone, make install, the .deb on php-fpm and the
+# release asset, each installed into this machine's PHP and removed again (minutes: it
+# builds the crate from scratch once). Needs root.
+test-install: binaries
+	bash php-tests/harness/install-suite.sh
+
+# The phpt suite on a thread-safe PHP 8.2 built from Debian's php8.2 source package,
+# kept in target/zts (the first run builds PHP: see php-tests/harness/zts-php.sh).
+test-zts:
+	bash php-tests/harness/zts-suite.sh
 
 # Shows that the concurrency and crash tests can fail: with the guarantees switched off
 # (cargo features broken-atomicity, no-repair, no-lock-recovery, and no-owner-routing for

@@ -58,7 +58,7 @@ if test "$PHP_EPHPM" != "no"; then
   AC_MSG_CHECKING([for libclang])
   ephpm_libclang=
   for ephpm_dir in "$LIBCLANG_PATH" `llvm-config --libdir 2>/dev/null` /usr/lib/llvm-*/lib /usr/lib/*-linux-gnu /usr/lib64 /usr/lib /usr/local/lib; do
-    for ephpm_lib in "$ephpm_dir"/libclang.so* "$ephpm_dir"/libclang-*.so*; do
+    for ephpm_lib in "$ephpm_dir"/libclang.so* "$ephpm_dir"/libclang-[[0-9]]*.so*; do
       if test -f "$ephpm_lib"; then ephpm_libclang=$ephpm_lib; break 2; fi
     done
   done
