@@ -50,7 +50,9 @@ use shard::{Encoded, Guard, IncrError, Shard, hash_key};
 pub use userdir::euid;
 use wait::WaitTable;
 
-use super::{Fetched, Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
+#[cfg(feature = "broken-atomicity")]
+use super::{Fetched, Hit};
+use super::{KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 use crate::codec;
 
 #[derive(Debug, thiserror::Error)]
@@ -481,6 +483,23 @@ impl Store for ShmStore {
         Ok(n)
     }
 
+    /// Locking: one shard lock a call (the cursor is the next shard's number + 1); a call
+    /// goes on to the next shards while it has found fewer than a batch.
+    fn scan(&self, prefix: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64> {
+        const BATCH: usize = 256;
+        let start = out.len();
+        let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
+        while next < self.shards.len() {
+            let g = self.shards[next].lock(self.wait)?;
+            g.scan(prefix, &mut LazyNow::new(&self.clock), out);
+            next += 1;
+            if out.len() - start >= BATCH {
+                break;
+            }
+        }
+        Ok(if next < self.shards.len() { next as u64 } else { 0 })
+    }
+
     /// Locking: every shard lock in turn, one at a time.
     fn stats(&self) -> Result<Stats> {
         let mut t = Stats {
@@ -569,23 +588,6 @@ impl Store for ShmStore {
 /// Stores opened by this process, by segment path: every `Kv` on one store shares one
 /// mapping. A forked child inherits them, which is right: the mapping is shared memory.
 static OPEN: Mutex<Option<HashMap<PathBuf, Arc<ShmStore>>>> = Mutex::new(None);
-
-    /// Locking: one shard lock a call (the cursor is the next shard's number + 1); a call
-    /// goes on to the next shards while it has found fewer than a batch.
-    fn scan(&self, prefix: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64> {
-        const BATCH: usize = 256;
-        let start = out.len();
-        let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
-        while next < self.shards.len() {
-            let g = self.shards[next].lock(self.wait)?;
-            g.scan(prefix, &mut LazyNow::new(&self.clock), out);
-            next += 1;
-            if out.len() - start >= BATCH {
-                break;
-            }
-        }
-        Ok(if next < self.shards.len() { next as u64 } else { 0 })
-    }
 
 /// Removes the store's segment if no process maps it (the operator's resize or reset:
 /// the next open makes it anew at its own `ephpm.shm_size`). Returns whether there was

@@ -620,6 +620,36 @@ impl Guard<'_> {
         }
     }
 
+    /// Appends the live entries whose key starts with `prefix`: key, TTL, stored size, and
+    /// for a pinned entry (a lock) its version, which is its fencing number.
+    pub fn scan(&self, prefix: &[u8], now: &mut LazyNow, out: &mut Vec<crate::store::ScanEntry>) {
+        use crate::store::{KeyTtl, ScanEntry};
+        for pos in 0..self.h.index_slots {
+            let s = index::slot(self.h, self.a, pos);
+            if s == 0 {
+                continue;
+            }
+            let off = s as u32;
+            let key = self.a.bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN));
+            let expires = self.a.u64(off + E_EXPIRES);
+            if !key.starts_with(prefix) || now.expired(expires) {
+                continue;
+            }
+            out.push(ScanEntry {
+                key: key.to_vec(),
+                ttl: match expires {
+                    0 => KeyTtl::Persistent,
+                    at => KeyTtl::Remaining(std::time::Duration::from_nanos(
+                        at.saturating_sub(now.get()),
+                    )),
+                },
+                size: u64::from(self.a.u32(off + E_STORED_LEN)),
+                fence: (self.a.u8(off + E_FLAGS) & FLAG_PINNED != 0)
+                    .then(|| self.a.u64(off + E_SEQ)),
+            });
+        }
+    }
+
     pub fn stats(&self) -> ShardStats {
         ShardStats {
             used: self.h.used,
@@ -716,36 +746,6 @@ impl Guard<'_> {
     fn next_random(&mut self) -> u64 {
         let mut x = self.h.rng;
         x ^= x << 13;
-    /// Appends the live entries whose key starts with `prefix`: key, TTL, stored size, and
-    /// for a pinned entry (a lock) its version, which is its fencing number.
-    pub fn scan(&self, prefix: &[u8], now: &mut LazyNow, out: &mut Vec<crate::store::ScanEntry>) {
-        use crate::store::{KeyTtl, ScanEntry};
-        for pos in 0..self.h.index_slots {
-            let s = index::slot(self.h, self.a, pos);
-            if s == 0 {
-                continue;
-            }
-            let off = s as u32;
-            let key = self.a.bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN));
-            let expires = self.a.u64(off + E_EXPIRES);
-            if !key.starts_with(prefix) || now.expired(expires) {
-                continue;
-            }
-            out.push(ScanEntry {
-                key: key.to_vec(),
-                ttl: match expires {
-                    0 => KeyTtl::Persistent,
-                    at => KeyTtl::Remaining(std::time::Duration::from_nanos(
-                        at.saturating_sub(now.get()),
-                    )),
-                },
-                size: u64::from(self.a.u32(off + E_STORED_LEN)),
-                fence: (self.a.u8(off + E_FLAGS) & FLAG_PINNED != 0)
-                    .then(|| self.a.u64(off + E_SEQ)),
-            });
-        }
-    }
-
         x ^= x >> 7;
         x ^= x << 17;
         self.h.rng = x;
