@@ -73,9 +73,12 @@ fn construct(ex: &mut ExecuteData) -> ConstructorResult<KvIterator> {
 }
 
 fn constructor_args(f: FunctionBuilder) -> FunctionBuilder {
-    f.arg(super::class::nullable("store", DataType::object("Ephpm\\Kv")))
-        .arg(Arg::new("prefix", DataType::String).default("''"))
-        .required_args(0)
+    f.arg(super::class::nullable(
+        "store",
+        DataType::object("Ephpm\\Kv"),
+    ))
+    .arg(Arg::new("prefix", DataType::String).default("''"))
+    .required_args(0)
 }
 
 impl KvIterator {
@@ -102,7 +105,7 @@ impl KvIterator {
     }
 }
 
-fn this<'a>(ex: &'a mut ExecuteData) -> Option<&'a mut KvIterator> {
+fn this(ex: &mut ExecuteData) -> Option<&mut KvIterator> {
     Call::new(ex, 0, 0)?.this::<KvIterator>()
 }
 
@@ -155,7 +158,10 @@ extern "C" fn current(ex: &mut ExecuteData, rv: &mut Zval) {
         };
         let _ = a.insert("ttl", ttl);
         let _ = a.insert("size", i64::try_from(e.size).unwrap_or(i64::MAX));
-        let _ = a.insert("fence", e.fence.map(|f| i64::try_from(f).unwrap_or(i64::MAX)));
+        let _ = a.insert(
+            "fence",
+            e.fence.map(|f| i64::try_from(f).unwrap_or(i64::MAX)),
+        );
         rv.set_hashtable(a);
     })
 }

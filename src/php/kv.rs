@@ -7,15 +7,15 @@ use ext_php_rs::class::{ConstructorMeta, ConstructorResult};
 use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::types::array::Iter;
 use ext_php_rs::types::{ArrayKey, ZendClassObject, ZendHashTable, ZendStr, Zval};
-use ext_php_rs::zend::{ExecuteData, ce};
+use ext_php_rs::zend::{ExecuteData, ExecutorGlobals, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name, value_error};
 use super::class::{native_class, nullable, public};
-use super::convert::{Fetch, fetch, with_scratch, with_value};
+use super::convert::{Fetch, Room, fetch, from_value, room_for_string, with_scratch, with_value};
 use super::error::{throw, throw_new, too_large};
 use super::open_keyspace;
 use crate::keyspace::{Keyspace, Waited};
-use crate::store::{KeyTtl, SetNx};
+use crate::store::{Fetched, KeyTtl, SetNx, Value};
 
 /// The Rust side of an `Ephpm\Kv` object.
 ///
@@ -294,31 +294,49 @@ fn key_of(zv: &Zval) -> Option<std::borrow::Cow<'_, [u8]>> {
 
 extern "C" fn get_many(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
+        const WHAT: &str = "Ephpm\\Kv::getMany()";
         let Some((c, s)) = begin(ex, 1, 1) else {
             return;
         };
-        let Some(keys) = c.array(0) else { return };
-        let mut out = ZendHashTable::with_capacity(u32::try_from(keys.len()).unwrap_or(u32::MAX));
+        let Some(list) = c.array(0) else { return };
         // The raw iterator: ext-php-rs's `iter()`/`values()` panic on a key that is not
         // UTF-8, and the list's own keys are anything.
-        let mut elements = Iter::new(keys);
+        let mut keys = Vec::with_capacity(list.len());
+        let mut elements = Iter::new(list);
         while let Some((_, zv)) = elements.next_zval() {
             let Some(key) = key_of(zv) else {
                 return arg_type_error(1, "must contain only strings and integers");
             };
-            let mut value = Zval::new();
-            match fetch_or_throw(s, &key, &mut value, "Ephpm\\Kv::getMany()") {
-                None => return,
-                Some(true) => {
-                    // The same PHP string as the key given, so that a canonical decimal
-                    // ("123") becomes an int key, exactly as PHP stores `$a["123"]`.
-                    let name = ZendStr::new(&key, false);
-                    let _ = out.insert(ArrayKey::from(&name), value);
-                }
-                Some(false) => {}
-            }
+            keys.push(key);
         }
-        rv.set_hashtable(out);
+        let wanted: Vec<&[u8]> = keys.iter().map(|k| &**k).collect();
+        let mut out = ZendHashTable::with_capacity(u32::try_from(keys.len()).unwrap_or(u32::MAX));
+        // The values arrive in one batch (one round trip on Redis); PHP values are made
+        // from each as it comes, no store lock held. The first failure ends the call.
+        let mut failed = false;
+        let batch = s.get_many(&wanted, &mut |i, hit, bytes| {
+            if failed {
+                return;
+            }
+            if let (Fetched::Str, Room::None { left }) = (hit.value, room_for_string(bytes.len())) {
+                too_large(WHAT, wanted[i], bytes.len(), left);
+                failed = true;
+                return;
+            }
+            let mut value = Zval::new();
+            if !from_value(hit.value.with(bytes), &mut value) {
+                // Not unserializable: a miss (with its warning), unless it threw.
+                failed = ExecutorGlobals::has_exception();
+                return;
+            }
+            // The same PHP string as the key given, so that a canonical decimal ("123")
+            // becomes an int key, exactly as PHP stores `$a["123"]`.
+            let name = ZendStr::new(wanted[i], false);
+            let _ = out.insert(ArrayKey::from(&name), value);
+        });
+        if ok(batch, 1, WHAT).is_some() && !failed {
+            rv.set_hashtable(out);
+        }
     })
 }
 
@@ -330,16 +348,26 @@ extern "C" fn set_many(ex: &mut ExecuteData, rv: &mut Zval) {
         let (Some(values), Some(ttl)) = (c.array(0), ttl_arg(&c, 1)) else {
             return;
         };
-        // The raw iterator, for keys that are not UTF-8 (see get_many).
+        // Each value converted (serialized) once into a buffer of its own, then all
+        // stored in one batch (one round trip on Redis). The raw iterator, for keys that
+        // are not UTF-8 (see get_many).
+        let mut owned = Vec::with_capacity(values.len());
         let mut entries = Iter::new(values);
         while let Some((k, zv)) = entries.next_zval() {
             let Some(key) = key_of(&k) else { return };
-            let stored = with_value(zv, |v| ok(s.set(&key, v, ttl), 1, "Ephpm\\Kv::setMany()"));
-            if stored.flatten().is_none() {
+            let mut bytes = Vec::new();
+            let Some(kind) = with_value(zv, |v| v.copy_into(&mut bytes)) else {
                 return;
-            }
+            };
+            owned.push((key.into_owned(), kind, bytes));
         }
-        rv.set_bool(true);
+        let batch: Vec<(&[u8], Value<'_>)> = owned
+            .iter()
+            .map(|(k, kind, bytes)| (k.as_slice(), kind.with(bytes)))
+            .collect();
+        if ok(s.set_many(&batch, ttl), 1, "Ephpm\\Kv::setMany()").is_some() {
+            rv.set_bool(true);
+        }
     })
 }
 
