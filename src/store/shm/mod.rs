@@ -25,6 +25,7 @@ mod clock;
 pub mod constants;
 mod futex;
 mod index;
+pub mod inventory;
 mod layout;
 mod mutex;
 pub mod notice;

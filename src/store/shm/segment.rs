@@ -147,7 +147,7 @@ fn flock(file: &File, op: libc::c_int) -> Result<(), ShmError> {
 
 /// The geometry a mapped, existing segment was made with, or why this build cannot read
 /// it.
-fn readable(m: &Mapping, file_len: u64) -> Result<Geometry, String> {
+pub(super) fn readable(m: &Mapping, file_len: u64) -> Result<Geometry, String> {
     let h = m.header();
     if file_len < size_of::<SegmentHeader>() as u64 {
         return Err(format!("it is only {file_len} bytes long"));
@@ -217,7 +217,7 @@ fn hold_use_lock(file: &File) -> Result<(), ShmError> {
 }
 
 /// Whether any process (this one included, through another open) maps the segment.
-fn in_use(path: &Path) -> Result<bool, ShmError> {
+pub(super) fn in_use(path: &Path) -> Result<bool, ShmError> {
     let probe = OpenOptions::new()
         .read(true)
         .write(true)
