@@ -1,0 +1,118 @@
+//! `ephpm`: the operator's view of this host's stores, in the spirit of redis-cli and
+//! apc.php: which segments exist and who uses them, a store's counters, its keys and
+//! held locks, and the few changes an operator makes (delete a key, flush, remove an
+//! unused store). It is the engine alone, like `ephpm-node`.
+//!
+//! - `args.rs`      the command line
+//! - `commands.rs`  one function per command, each giving its text and its JSON
+//! - `user.rs`      `--user`: acting as another user, as root
+//! - `json.rs`      `--json`'s output
+//!
+//! It behaves like a Unix tool: `--help` prints the usage on stdout and exits 0,
+//! `--version` prints the version, a usage error prints what is wrong and the usage on
+//! stderr and exits 2, a command that fails (no such store or key, a store in use, a
+//! flush not confirmed) says why on stderr and exits 1.
+
+mod args;
+mod commands;
+mod json;
+mod user;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use args::{Command, Opts, Parsed, USAGE};
+use commands::Failure;
+use ephpm::config::Config;
+
+fn main() -> ExitCode {
+    let opts = match args::parse(std::env::args().skip(1)) {
+        Ok(Parsed::Run(o)) => o,
+        Ok(Parsed::Help) => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Ok(Parsed::Version) => {
+            println!("ephpm {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        Err(why) => {
+            eprintln!("ephpm: {why}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&opts) {
+        Ok(r) => {
+            let mut out = std::io::stdout().lock();
+            let written = if opts.json {
+                writeln!(out, "{}", r.json)
+            } else {
+                out.write_all(&r.text)
+            };
+            // A closed pipe (`ephpm keys | head`) is the reader's choice, not a failure.
+            match written.and_then(|()| out.flush()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    eprintln!("ephpm: {e}");
+                    ExitCode::from(1)
+                }
+                _ => ExitCode::SUCCESS,
+            }
+        }
+        Err(Failure(why)) => {
+            eprintln!("ephpm: {why}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(opts: &Opts) -> Result<commands::Report, Failure> {
+    let config = Config {
+        store_name: opts.store.clone(),
+        shm_dir: opts.shm_dir.clone(),
+        ..Config::default()
+    };
+    let me = ephpm::store::shm::euid();
+    let target = match &opts.user {
+        Some(who) => Some(user::lookup(who).ok_or_else(|| Failure(format!("no user {who}")))?),
+        None => None,
+    };
+    if let Some(u) = &target {
+        if u.uid != me && me != 0 {
+            return Err(Failure(format!(
+                "only root can act on another user's store ({} is not {})",
+                user::name_of(me),
+                u.name
+            )));
+        }
+    }
+    if opts.command == Command::Stores {
+        // Root sees every user's segments, or the one user asked for; others their own.
+        let uid = match (&target, me) {
+            (Some(u), _) => Some(u.uid),
+            (None, 0) => None,
+            (None, me) => Some(me),
+        };
+        return commands::stores(&opts.shm_dir, uid);
+    }
+    if let Some(u) = target.as_ref().filter(|u| u.uid != me) {
+        user::become_user(u).map_err(|e| Failure(format!("cannot act as {}: {e}", u.name)))?;
+    }
+    if let Command::RmStore(name) = &opts.command {
+        return commands::rm_store(name, &config);
+    }
+    let dsn = opts
+        .dsn
+        .clone()
+        .unwrap_or_else(|| format!("shm://{}", opts.store));
+    let store = commands::open(&dsn, &config)?;
+    let s = store.as_ref();
+    match &opts.command {
+        Command::Stats => commands::stats(s),
+        Command::Keys(prefix) => commands::keys(s, prefix, opts.limit),
+        Command::Locks => commands::locks(s, opts.limit),
+        Command::Get(key) => commands::get(s, key),
+        Command::Del(key) => commands::del(s, key),
+        Command::Flush(prefix) => commands::flush(s, prefix, opts.yes),
+        Command::Stores | Command::RmStore(_) => unreachable!("handled above"),
+    }
+}
