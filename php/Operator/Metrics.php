@@ -1,0 +1,81 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Ephpm\Operator;
+
+/**
+ * The status page's numbers in Prometheus' text exposition format 0.0.4, named by its
+ * conventions: base units (bytes, seconds), `_total` on counters, one metric per thing
+ * measured with labels for its parts. The counters are the store's since its segment was
+ * made (Redis: its server's; a cluster: this host's copy), so they only go up until the
+ * store is removed, which Prometheus' rate() reads as a counter reset.
+ */
+final class Metrics
+{
+    public const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+    /** Prefixes exported as labels, most keys first: bounded, since each is a series. */
+    public const PREFIXES_EXPORTED = 50;
+
+    public function render(Snapshot $s): string
+    {
+        $st = $s->stats;
+        $out = '';
+        $gauge = static function (string $name, string $help, array $samples) use (&$out): void {
+            $out .= self::family($name, 'gauge', $help, $samples);
+        };
+        $counter = static function (string $name, string $help, int|float $value) use (&$out): void {
+            $out .= self::family($name . '_total', 'counter', $help, [['', $value]]);
+        };
+
+        $gauge('ephpm_info', 'The store this endpoint shows, and the extension version.', [
+            [self::labels(['backend' => (string) $st['backend'], 'version' => (string) phpversion('ephpm')]), 1],
+        ]);
+        $gauge('ephpm_memory_bytes', 'Bytes of the store: its size and what entries use.', [
+            [self::labels(['kind' => 'size']), (int) $st['memory_size']],
+            [self::labels(['kind' => 'used']), (int) $st['memory_used']],
+        ]);
+        $gauge('ephpm_entries', 'Entries in the store.', [['', (int) $st['entries']]]);
+        $gauge('ephpm_shards', 'Shards of the store.', [['', (int) $st['shards']]]);
+        $counter('ephpm_hits', 'Lookups that found their key.', (int) $st['hits']);
+        $counter('ephpm_misses', 'Lookups that did not find their key.', (int) $st['misses']);
+        $counter('ephpm_evictions', 'Entries evicted to make room.', (int) $st['evictions']);
+        $counter('ephpm_expirations', 'Entries dropped because their TTL passed.', (int) $st['expirations']);
+        $counter('ephpm_repairs', 'Shards repaired after a process died holding their lock.', (int) $st['repairs']);
+        $counter('ephpm_resets', 'Shards too damaged to repair, emptied.', (int) $st['resets']);
+        $gauge('ephpm_locks_held', 'Locks held now (among the keys walked).', [['', $s->locksHeld]]);
+        $gauge('ephpm_sessions', 'Sessions stored (among the keys walked).', [['', $s->sessions]]);
+        $prefixes = [];
+        foreach (array_slice($s->prefixes, 0, self::PREFIXES_EXPORTED, true) as $prefix => $p) {
+            $prefixes[] = [self::labels(['prefix' => (string) $prefix]), $p['keys']];
+        }
+        $gauge('ephpm_prefix_entries', 'Entries by key prefix (before the first ":"), among the keys walked.', $prefixes);
+        $gauge('ephpm_walk_keys', 'Keys walked for the locks, sessions and prefixes above.', [['', $s->walked]]);
+        $gauge('ephpm_walk_truncated', '1 when the walk stopped at its limit before the last key.', [['', (int) $s->truncated]]);
+
+        return $out;
+    }
+
+    /** @param list<array{0: string, 1: int|float}> $samples label sets and values */
+    private static function family(string $name, string $type, string $help, array $samples): string
+    {
+        $text = "# HELP $name " . strtr($help, ['\\' => '\\\\', "\n" => '\n']) . "\n# TYPE $name $type\n";
+        foreach ($samples as [$labels, $value]) {
+            $text .= $name . $labels . ' ' . $value . "\n";
+        }
+
+        return $text;
+    }
+
+    /** @param array<string, string> $labels */
+    private static function labels(array $labels): string
+    {
+        $parts = [];
+        foreach ($labels as $k => $v) {
+            $parts[] = $k . '="' . strtr($v, ['\\' => '\\\\', '"' => '\\"', "\n" => '\n']) . '"';
+        }
+
+        return '{' . implode(',', $parts) . '}';
+    }
+}
