@@ -1,7 +1,13 @@
 //! Bounds-checked access to one shard's arena: the only place that turns arena offsets
 //! into memory accesses. No policy here: what lives at an offset is `layout.rs`'s business.
+//!
+//! Two kinds of access: the plain ones, for the holder of the shard's lock, panic on an
+//! offset out of bounds (corruption, handled by the guard); the `racy_*` ones, for the
+//! lock-free readers of `optimistic.rs`, read memory a writer may be changing at that
+//! very moment, and answer `None` instead of panicking.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 use super::constants::GRANULE;
 use super::layout::BlockHeader;
@@ -22,7 +28,8 @@ impl Arena {
     /// - `base..base + len` must be mapped, readable and writable for as long as the view
     ///   is used, and aligned to 16 bytes.
     /// - The view may only be used while holding the shard's mutex (or, at creation,
-    ///   the segment's creation flock), which makes this process the only accessor.
+    ///   the segment's creation flock), which makes this process the only accessor —
+    ///   except through the `racy_*` reads, which may be used at any time.
     pub unsafe fn new(base: *mut u8, len: u32) -> Self {
         debug_assert_eq!(base as usize % 16, 0);
         Arena { base, len }
@@ -156,5 +163,109 @@ impl Arena {
         let p = self.at(off, n);
         // SAFETY: in bounds (at); exclusive under the shard lock (Arena::new).
         unsafe { std::ptr::write_bytes(p, 0, n as usize) }
+    }
+}
+
+/// Reads for lock-free readers: memory that the lock holder of another process may be
+/// writing while we read it.
+///
+/// Why this is sound (the argument `optimistic.rs` builds on):
+/// - Nothing leaves the mapping: every offset is checked against the arena's length, which
+///   is this process's own copy (from the segment's geometry), not a word in shared memory.
+/// - Every word is read with one atomic load of its natural alignment, never a plain
+///   load the compiler could split, repeat or assume stable: a value that steers an
+///   address or a loop is read once into a local and checked there. On the platforms ephpm
+///   builds for, such a load is an ordinary `mov` that cannot fault inside the mapping.
+/// - What was read may be stale or a mix of two states (the holder writes these words
+///   with plain stores under its mutex): a reader uses none of it for anything but
+///   further bounded reads until the shard's `read_seq` says nothing changed meanwhile,
+///   and drops it otherwise — the seqlock discipline of crossbeam's `SeqLock` and Linux's
+///   seqcount, which read the protected data with volatile or relaxed loads as here.
+impl Arena {
+    #[inline]
+    fn racy_ptr(&self, off: u32, n: u32, align: u32) -> Option<*mut u8> {
+        if off % align != 0 || off as u64 + n as u64 > self.len as u64 {
+            return None;
+        }
+        // SAFETY: off + n <= len: inside the mapping (Arena::new).
+        Some(unsafe { self.base.add(off as usize) })
+    }
+
+    /// The u64 at an 8-aligned `off`; `None` when unaligned or out of bounds.
+    #[inline]
+    pub fn racy_u64(&self, off: u32) -> Option<u64> {
+        let p = self.racy_ptr(off, 8, 8)?;
+        // SAFETY: in bounds and 8-aligned (the base is 16-aligned), so a valid AtomicU64
+        // for as long as the mapping lives; see the impl's doc for the concurrent writer.
+        Some(unsafe { AtomicU64::from_ptr(p.cast()) }.load(Ordering::Relaxed))
+    }
+
+    /// The u32 at a 4-aligned `off`; `None` when unaligned or out of bounds.
+    #[inline]
+    pub fn racy_u32(&self, off: u32) -> Option<u32> {
+        let p = self.racy_ptr(off, 4, 4)?;
+        // SAFETY: as in `racy_u64`, 4-aligned.
+        Some(unsafe { AtomicU32::from_ptr(p.cast()) }.load(Ordering::Relaxed))
+    }
+
+    #[inline]
+    pub fn racy_u8(&self, off: u32) -> Option<u8> {
+        let p = self.racy_ptr(off, 1, 1)?;
+        // SAFETY: as in `racy_u64`.
+        Some(unsafe { AtomicU8::from_ptr(p) }.load(Ordering::Relaxed))
+    }
+
+    /// Whether the `want.len()` bytes at the 8-aligned `off` equal `want`; `None` when out
+    /// of bounds.
+    #[inline]
+    pub fn racy_eq(&self, off: u32, want: &[u8]) -> Option<bool> {
+        let p = self.racy_ptr(off, u32::try_from(want.len()).ok()?, 8)?;
+        let mut words = want.chunks_exact(8);
+        let mut at = p;
+        for w in &mut words {
+            // SAFETY: `at` stays within the `want.len()` bytes checked above, 8-aligned.
+            let theirs = unsafe { AtomicU64::from_ptr(at.cast()) }.load(Ordering::Relaxed);
+            if theirs != u64::from_ne_bytes(w.try_into().unwrap_or_default()) {
+                return Some(false);
+            }
+            at = at.wrapping_add(8);
+        }
+        for &b in words.remainder() {
+            // SAFETY: as above, the last bytes.
+            if unsafe { AtomicU8::from_ptr(at) }.load(Ordering::Relaxed) != b {
+                return Some(false);
+            }
+            at = at.wrapping_add(1);
+        }
+        Some(true)
+    }
+
+    /// Copies the `n` bytes at the 8-aligned `off` into `out` (cleared first), word by
+    /// word; `None` when out of bounds.
+    #[inline]
+    pub fn racy_copy(&self, off: u32, n: u32, out: &mut Vec<u8>) -> Option<()> {
+        let p = self.racy_ptr(off, n, 8)?;
+        out.clear();
+        out.reserve(n as usize);
+        let dst: &mut [MaybeUninit<u8>] = &mut out.spare_capacity_mut()[..n as usize];
+        let mut chunks = dst.chunks_exact_mut(8);
+        let mut at = p;
+        for c in &mut chunks {
+            // SAFETY: `at` stays within the `n` bytes checked above, 8-aligned; `c` is 8
+            // bytes of our own buffer (alignment 1: an unaligned store).
+            unsafe {
+                let w = AtomicU64::from_ptr(at.cast()).load(Ordering::Relaxed);
+                c.as_mut_ptr().cast::<u64>().write_unaligned(w);
+            }
+            at = at.wrapping_add(8);
+        }
+        for d in chunks.into_remainder() {
+            // SAFETY: as above, the last bytes.
+            d.write(unsafe { AtomicU8::from_ptr(at) }.load(Ordering::Relaxed));
+            at = at.wrapping_add(1);
+        }
+        // SAFETY: the loops above initialised all `n` bytes of the spare capacity.
+        unsafe { out.set_len(n as usize) };
+        Some(())
     }
 }

@@ -42,3 +42,24 @@ pub const MAX_KEY_LEN: usize = 64 * 1024;
 /// some entries; arena offsets are 32-bit, so 16 shards of < 4 GiB each.
 pub const MIN_SEGMENT_SIZE: u64 = 1 << 20;
 pub const MAX_SEGMENT_SIZE: u64 = 32 << 30;
+
+/// Tries of a lock-free read whose shard changed under it before it takes the lock: a
+/// write takes ~100 ns, so a reader that lost three races in a row is facing a stream of
+/// writes, and waiting its turn on the lock beats retrying.
+pub const OPTIMISTIC_ATTEMPTS: u32 = 3;
+
+/// Values up to this many bytes are read without the lock; larger ones take it. A read of
+/// this size copies for a few microseconds, long enough that any write to the same shard
+/// meanwhile would send it round again; under the lock it cannot lose.
+pub const OPTIMISTIC_MAX: usize = 64 * 1024;
+
+/// Lock-free reads are counted per process and shard, and the counts added to the
+/// shard's `hits` and `misses` once this many have gathered (or when the process takes
+/// the shard's lock anyway, or asks for `stats()`): a shared counter written on every
+/// read would be one cache line every reader of a hot key bounces between cores.
+pub const TALLY_FLUSH: u32 = 64;
+
+/// Entries a process remembers reading per shard between two flushes; the flush stamps
+/// them as just used (the LRU's clock). A sample, not every read: an entry read often is
+/// among the last few read often.
+pub const TALLY_TOUCHES: usize = 4;

@@ -84,6 +84,22 @@ pub fn probe(h: &ShardHeader, a: Arena, hash: u64, key: &[u8]) -> Probe {
     }
 }
 
+/// The slot holding exactly `s` (a slot value: tag and entry offset), if any: whether the
+/// entry a lock-free reader saw is still indexed there.
+pub fn position_of(h: &ShardHeader, a: Arena, s: u64) -> Option<u32> {
+    let mask = mask(h);
+    let mut pos = (s >> 32) as u32 & mask;
+    let mut steps = 0;
+    loop {
+        step(&mut steps, h);
+        match slot(h, a, pos) {
+            0 => return None,
+            found if found == s => return Some(pos),
+            _ => pos = (pos + 1) & mask,
+        }
+    }
+}
+
 /// Points slot `pos` at the entry `off` of a key hashing to `hash`.
 pub fn put(h: &ShardHeader, a: Arena, pos: u32, hash: u64, off: u32) {
     set_slot(h, a, pos, ((hash as u32 as u64) << 32) | off as u64);

@@ -21,7 +21,7 @@ use super::constants::{SHARD_COUNT, WAIT_SLOTS};
 pub const MAGIC: u64 = u64::from_le_bytes(*b"EPHPMSHM");
 /// Bumped on any change to this file; a segment with another version is set aside once
 /// no process maps it (segment.rs).
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
 
 pub const WAIT_TABLE_OFFSET: usize = 4096;
 pub const SHARDS_OFFSET: usize =
@@ -63,31 +63,44 @@ const _: () = assert!(size_of::<WaitSlot>() == 8);
 pub const SIZE_CLASSES: usize = 64 + 22 * 4;
 const BITMAP_WORDS: usize = SIZE_CLASSES.div_ceil(64);
 
-/// A shard's header. Every field except `mutex` and `arena_len` is read and written only
-/// while holding `mutex`; all of it except `mutex`, `arena_len`, `seq` and the counters is
-/// *derived* state that `Shard::repair` rebuilds from a walk of the arena.
+/// A shard's header. Every field except `mutex`, `read_seq` and `arena_len` is read and
+/// written only while holding `mutex` — except that lock-free readers (`optimistic.rs`)
+/// also read `needs_repair`, `index_off` and `index_slots`, validated by `read_seq`. All
+/// of it except `mutex`, `arena_len`, `seq`, `read_seq` and the counters is *derived*
+/// state that `Shard::repair` rebuilds from a walk of the arena.
+///
+/// Cache lines: the first holds the mutex and what every write changes; the second only
+/// what lock-free readers read (a lock taken by a reader, or a write, does not make every
+/// other reader miss on it unless the write changes the shard); the rest the counters.
 #[repr(C, align(64))]
 pub struct ShardHeader {
     /// Process-shared robust mutex guarding this shard (see `mutex.rs`).
     pub mutex: libc::pthread_mutex_t,
-    /// Set by a process that panicked inside the shard: the next locker repairs first.
-    pub needs_repair: u32,
-    /// Bytes of the arena; written at creation only.
-    pub arena_len: u32,
-    /// Arena offset of the index block, and its slot count (a power of two).
-    pub index_off: u32,
-    pub index_slots: u32,
-    /// Entries in the index.
-    pub live: u32,
     /// Times this shard was repaired after a holder died or panicked in it.
     pub repairs: u32,
     /// Times a repair could not make sense of the arena and emptied the shard instead.
     pub resets: u32,
     /// Times the mutex itself was found broken (a garbage lock word) and made afresh.
     pub lock_recoveries: u32,
+    /// Entries in the index.
+    pub live: u32,
     /// Next write sequence number: strictly increasing, stored in each entry as its
     /// version. Kept across clears and repairs.
     pub seq: u64,
+    /// The readers' sequence (a seqlock's counter): odd while a lock holder changes
+    /// anything a lock-free reader reads, even otherwise; every change moves it on. Made
+    /// odd and even again by the holder of `mutex` only (`shard::Guard`); a holder killed
+    /// in between leaves it odd, and the repair the next locker runs makes it even.
+    pub read_seq: AtomicU64,
+    /// Set by a process that panicked inside the shard, or that found its lock broken:
+    /// the next locker repairs first, and lock-free readers take the lock instead.
+    pub needs_repair: u32,
+    /// Bytes of the arena; written at creation only.
+    pub arena_len: u32,
+    /// Arena offset of the index block, and its slot count (a power of two).
+    pub index_off: u32,
+    pub index_slots: u32,
+    pub _reader_line_end: [u32; 10],
     /// Logical clock of accesses, stamped into entries for approximate LRU.
     pub tick: u64,
     /// Bytes in blocks that are not free (entries and the index).
@@ -103,6 +116,11 @@ pub struct ShardHeader {
     /// Heads of the free lists, one per size class (arena offsets, 0 = empty).
     pub free_heads: [u32; SIZE_CLASSES],
 }
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(ShardHeader, read_seq) == 64);
+    assert!(offset_of!(ShardHeader, tick) == 128);
+};
 const _: () = assert!(align_of::<ShardHeader>() == 64);
 const _: () = assert!(size_of::<ShardHeader>() <= 1024);
 const _: () = assert!(SHARD_COUNT.is_power_of_two());

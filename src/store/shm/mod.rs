@@ -7,6 +7,7 @@
 //! - `segment.rs`  the file: create under flock, adopt, set aside only when unused, map
 //! - `layout.rs`   every shared structure, declared with its offsets and owners
 //! - `shard.rs`    the operations, each under one shard lock
+//! - `optimistic.rs`, `tally.rs`  gets without the lock, and what they owe the counters
 //! - `alloc.rs`, `index.rs`, `arena.rs`  a shard's allocator, hash index, memory access
 //! - `repair.rs`   rebuilding a shard after its holder died, and the consistency check
 //! - `mutex.rs`, `futex.rs`, `wait.rs`  the OS primitives and the wake-up table
@@ -29,10 +30,12 @@ pub mod inventory;
 mod layout;
 mod mutex;
 pub mod notice;
+mod optimistic;
 mod repair;
 mod rwlock;
 mod segment;
 mod shard;
+mod tally;
 mod userdir;
 mod wait;
 
@@ -46,14 +49,14 @@ pub use clock::Clock;
 use clock::LazyNow;
 use constants::{SHARD_BITS, SHARD_COUNT};
 use layout::*;
+use optimistic::{Found, Outcome};
 use segment::Mapping;
 use shard::{Encoded, Guard, IncrError, Shard, hash_key};
+use tally::Tally;
 pub use userdir::euid;
 use wait::WaitTable;
 
-#[cfg(feature = "broken-atomicity")]
-use super::{Fetched, Hit};
-use super::{KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
+use super::{Fetched, Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 use crate::codec;
 
 #[derive(Debug, thiserror::Error)]
@@ -165,6 +168,8 @@ impl ShmOptions {
 /// A mapped shm store.
 pub struct ShmStore {
     shards: Vec<Shard>,
+    /// What this process's lock-free reads owe each shard's counters (`tally.rs`).
+    tallies: [Tally; SHARD_COUNT],
     wait: WaitTable,
     clock: Clock,
     compress_threshold: usize,
@@ -205,8 +210,10 @@ impl ShmStore {
             // SAFETY: the segment was formatted by its creator and validated by segment::open.
             .map(|i| unsafe { shard_at(&m, g.shard_stride, g.arena_len, i) })
             .collect();
+        tally::watch_forks();
         let store = ShmStore {
             shards,
+            tallies: Default::default(),
             wait,
             clock: opts.clock.clone(),
             compress_threshold: opts.compress_threshold,
@@ -274,8 +281,38 @@ impl ShmStore {
 
     fn locked(&self, key: &[u8]) -> Result<(Guard<'_>, u64)> {
         let hash = hash_key(key);
-        let shard = &self.shards[(hash >> (64 - SHARD_BITS)) as usize];
-        Ok((shard.lock(self.wait)?, hash))
+        let i = shard_of(hash);
+        let mut g = self.shards[i].lock(self.wait)?;
+        self.settle(i, &mut g);
+        Ok((g, hash))
+    }
+
+    /// Pays what this process's lock-free reads owe shard `i`, whose lock `g` is.
+    #[inline]
+    fn settle(&self, i: usize, g: &mut Guard<'_>) {
+        if self.tallies[i].owes() {
+            if let Some(owed) = self.tallies[i].take() {
+                g.absorb(owed);
+            }
+        }
+    }
+
+    /// `get` under the shard lock: what the lock-free path leaves to it.
+    #[cold]
+    #[inline(never)]
+    fn get_locked(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
+        let mut value = Fetched::Null;
+        let version = self.read(key, &mut |p| value = p.copy_into(out))?;
+        Ok(version.map(|version| Hit { value, version }))
+    }
+
+    /// Pays shard `i`'s tally if its lock is free right now (else at a later read).
+    #[cold]
+    #[inline(never)]
+    fn settle_if_free(&self, i: usize) {
+        if let Some(mut g) = self.shards[i].try_lock(self.wait) {
+            self.settle(i, &mut g);
+        }
     }
 
     /// Encodes a value (compressing it if worth it) and hands it to `f`.
@@ -331,6 +368,12 @@ impl ShmStore {
     }
 }
 
+/// The shard a key's hash belongs to: its top bits.
+#[inline]
+fn shard_of(hash: u64) -> usize {
+    (hash >> (64 - SHARD_BITS)) as usize
+}
+
 /// # Safety
 /// - `m` must be a mapping of a segment with this geometry whose shard `i` is formatted,
 ///   or being formatted by the caller under the creation flock.
@@ -374,6 +417,49 @@ impl Store for ShmStore {
                 _ => Value::Null,
             });
             e.version
+        }))
+    }
+
+    /// Locking: none in the common case: the value is read without the lock and checked
+    /// against the shard's read sequence (`optimistic.rs`); a shard being written, a
+    /// compressed or large value take the key's shard lock as `read` does. Writes nothing
+    /// shared except, once every `TALLY_FLUSH` reads, the counters (`tally.rs`).
+    fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
+        let hash = hash_key(key);
+        let i = shard_of(hash);
+        let mut now = LazyNow::new(&self.clock);
+        let mut f = Found::default();
+        let hit = match self.shards[i].read_optimistic(hash, key, &mut now, &mut f, out) {
+            Outcome::Hit => true,
+            Outcome::Miss => false,
+            Outcome::Locked => return self.get_locked(key, out),
+        };
+        let due = if hit {
+            self.tallies[i].hit(f.slot)
+        } else {
+            self.tallies[i].miss()
+        };
+        if due {
+            self.settle_if_free(i);
+        }
+        if !hit {
+            return Ok(None);
+        }
+        let value = match f.kind {
+            KIND_STR => Fetched::Str,
+            KIND_SERIALIZED => Fetched::Serialized,
+            KIND_INT => Fetched::Int(f.word as i64),
+            KIND_FLOAT => Fetched::Float(f64::from_bits(f.word)),
+            KIND_FALSE => Fetched::Bool(false),
+            KIND_TRUE => Fetched::Bool(true),
+            _ => Fetched::Null,
+        };
+        if !matches!(value, Fetched::Str | Fetched::Serialized) {
+            out.clear();
+        }
+        Ok(Some(Hit {
+            value,
+            version: f.version,
         }))
     }
 
@@ -508,8 +594,10 @@ impl Store for ShmStore {
             shards: SHARD_COUNT as u64,
             ..Stats::default()
         };
-        for s in &self.shards {
-            let st = s.lock(self.wait)?.stats();
+        for (i, s) in self.shards.iter().enumerate() {
+            let mut g = s.lock(self.wait)?;
+            self.settle(i, &mut g);
+            let st = g.stats();
             t.memory_used += st.used;
             t.entries += st.entries;
             t.hits += st.hits;

@@ -3,6 +3,14 @@
 //! Each public method of `Guard` runs entirely under the shard's mutex, which the guard
 //! holds; none calls out of the engine (no PHP, no allocation that can longjmp), so a lock
 //! is always released. Waiters are woken after the mutex is released, when the guard drops.
+//!
+//! Lock-free readers (`optimistic.rs`) read the index and entries meanwhile: before its
+//! first change to either, an operation calls `Guard::begin_write`, which makes the
+//! shard's `read_seq` odd; the guard makes it even again as it unlocks (not after a panic:
+//! then the next locker's repair does). What readers never look at (an entry's `atime`,
+//! the counters, `tick`, `rng`) changes without it, so a locked read disturbs nobody.
+
+use std::sync::atomic::{Ordering, fence};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -14,8 +22,10 @@ use super::constants::{ARENA_START, EVICTION_SAMPLE};
 use super::index::{self, Probe};
 use super::layout::*;
 use super::mutex::{self, Acquired, Segment};
+use super::optimistic::{self, Found, Outcome};
 use super::repair;
 use super::segment;
+use super::tally::Owed;
 use super::wait::WaitTable;
 
 /// A write that cannot fit in its shard even after evicting everything evictable.
@@ -86,9 +96,10 @@ pub struct Shard {
 }
 
 // SAFETY: the pointers target the shared mapping, which the owning ShmStore keeps alive;
-// all access to what they point at goes through the process-shared mutex (Guard).
+// all access to what they point at goes through the process-shared mutex (Guard), or
+// through the racy reads of the lock-free path, which tolerate concurrent writers.
 unsafe impl Send for Shard {}
-// SAFETY: as above: `&Shard` only hands out access under the mutex.
+// SAFETY: as above: `&Shard` only hands out access under the mutex, or racy reads.
 unsafe impl Sync for Shard {}
 
 const PENDING_WAKES: usize = 8;
@@ -102,6 +113,8 @@ pub struct Guard<'a> {
     wakes: [u64; PENDING_WAKES],
     n_wakes: usize,
     wake_everyone: bool,
+    /// `begin_write` was called: lock-free readers are held off until the unlock.
+    writing: bool,
 }
 
 fn value_start(key_len: u32) -> u32 {
@@ -163,9 +176,7 @@ impl Shard {
     /// holder. Wakes nobody.
     #[inline]
     pub fn lock(&self, wait: WaitTable) -> Result<Guard<'_>, ShmError> {
-        // SAFETY: the header lives in the mapping for our lifetime (Shard::new); taking a
-        // raw pointer to the mutex field creates no reference.
-        let m = unsafe { &raw mut (*self.header).mutex };
+        let m = self.mutex();
         // SAFETY: `m` is a robust mutex of the mapping (Shard::format); NTS PHP calls us
         // from one thread, and no Guard of this shard is alive in this thread (guards
         // never nest).
@@ -173,6 +184,47 @@ impl Shard {
             Some(acquired) => acquired,
             None => self.lock_contended(m)?,
         };
+        Ok(self.guard(acquired, wait))
+    }
+
+    /// Takes the shard lock only if nobody holds it (repairing the shard first if its last
+    /// holder died); `None` when it is busy or looks broken.
+    ///
+    /// Locking: never waits. Wakes nobody.
+    pub fn try_lock(&self, wait: WaitTable) -> Option<Guard<'_>> {
+        // SAFETY: as in `lock`.
+        let acquired = unsafe { mutex::try_lock(self.mutex()) }?;
+        Some(self.guard(acquired, wait))
+    }
+
+    /// Reads `key` without the lock (see `optimistic.rs`): a hit's entry in `found`, a
+    /// string-like value in `out`. `Outcome::Locked` when this read needs the lock.
+    ///
+    /// Locking: none; writes nothing shared.
+    #[inline]
+    pub fn read_optimistic(
+        &self,
+        hash: u64,
+        key: &[u8],
+        now: &mut LazyNow,
+        found: &mut Found,
+        out: &mut Vec<u8>,
+    ) -> Outcome {
+        // SAFETY: the header and its arena live in the mapping for our lifetime
+        // (Shard::new).
+        unsafe { optimistic::read(self.header, self.arena, hash, key, now, found, out) }
+    }
+
+    fn mutex(&self) -> *mut libc::pthread_mutex_t {
+        // SAFETY: the header lives in the mapping for our lifetime (Shard::new); taking a
+        // raw pointer to the mutex field creates no reference.
+        unsafe { &raw mut (*self.header).mutex }
+    }
+
+    /// The guard of a mutex this thread just acquired; repairs the shard first if needed.
+    #[inline]
+    fn guard(&self, acquired: Acquired, wait: WaitTable) -> Guard<'_> {
+        let m = self.mutex();
         // SAFETY: we hold the mutex, which makes this process the only accessor of the
         // header until the guard unlocks it.
         let h = unsafe { &mut *self.header };
@@ -195,11 +247,12 @@ impl Shard {
             wakes: [0; PENDING_WAKES],
             n_wakes: 0,
             wake_everyone: false,
+            writing: false,
         };
         if g.h.needs_repair != 0 {
             g.repair();
         }
-        Ok(g)
+        g
     }
 }
 
@@ -234,8 +287,14 @@ impl Shard {
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            // A panic mid-operation may have left derived state half-updated.
+            // A panic mid-operation may have left derived state half-updated; readers
+            // stay on the lock (read_seq stays odd) until the repair.
             self.h.needs_repair = 1;
+        } else if self.writing {
+            // Release: every change of this operation is visible before the counter says
+            // the shard is stable again. From odd to the next even value.
+            let seq = self.h.read_seq.load(Ordering::Relaxed);
+            self.h.read_seq.store((seq | 1) + 1, Ordering::Release);
         }
         // SAFETY: this guard holds the mutex (Shard::lock) and unlocks it exactly once.
         unsafe { mutex::unlock(self.mutex) };
@@ -255,6 +314,7 @@ impl Guard<'_> {
     #[cold]
     #[inline(never)]
     fn repair(&mut self) {
+        self.begin_write();
         self.h.repairs = self.h.repairs.wrapping_add(1);
         self.wake_everyone = true;
         if cfg!(feature = "no-repair") {
@@ -268,6 +328,36 @@ impl Guard<'_> {
             repair::reset(self.h, self.a);
             self.h.resets = self.h.resets.wrapping_add(1);
             super::notice::shard_reset();
+        }
+    }
+
+    /// Holds lock-free readers off: called before the first change to anything they read
+    /// (the index, an entry, a block). Until the guard unlocks, `read_seq` is odd; a
+    /// counter a dead holder left odd stays odd (and moves on at the unlock).
+    #[inline]
+    fn begin_write(&mut self) {
+        if self.writing {
+            return;
+        }
+        self.writing = true;
+        let seq = self.h.read_seq.load(Ordering::Relaxed);
+        if seq & 1 == 0 {
+            self.h.read_seq.store(seq + 1, Ordering::Relaxed);
+        }
+        // The odd counter is ordered before every change that follows (Boehm's writer).
+        fence(Ordering::Release);
+    }
+
+    /// Adds what this process's lock-free reads owe the shard (see `tally.rs`): the counts,
+    /// and the LRU stamp of the entries they read, if those are still indexed.
+    pub fn absorb(&mut self, owed: Owed) {
+        self.h.hits += owed.hits;
+        self.h.misses += owed.misses;
+        for s in owed.touched {
+            if s != 0 && index::position_of(self.h, self.a, s).is_some() {
+                self.h.tick += 1;
+                self.a.set_u64(s as u32 + E_ATIME, self.h.tick);
+            }
         }
     }
 
@@ -308,6 +398,7 @@ impl Guard<'_> {
     }
 
     fn remove(&mut self, pos: u32, off: u32) {
+        self.begin_write();
         let hash = self.a.u64(off + E_HASH);
         index::remove_at(self.h, self.a, pos);
         self.h.live -= 1;
@@ -390,6 +481,7 @@ impl Guard<'_> {
         at: Probe,
         now: &mut LazyNow,
     ) -> Result<u64, Full> {
+        self.begin_write();
         let old = match at {
             Probe::Found { off, .. } => Some(off),
             Probe::Vacant { .. } => None,
@@ -478,6 +570,7 @@ impl Guard<'_> {
     ) -> bool {
         match self.locate(hash, key, now) {
             Some((_, off)) if self.value_equals(off, expected) => {
+                self.begin_write();
                 self.a.set_u64(off + E_EXPIRES, expires_at);
                 true
             }
@@ -533,6 +626,7 @@ impl Guard<'_> {
                 let n = (a.u64(at) as i64)
                     .checked_add(by)
                     .ok_or(IncrError::Overflow)?;
+                self.begin_write();
                 a.set_u64(at, n as u64);
                 let seq = self.next_seq();
                 a.set_u64(off + E_SEQ, seq);
@@ -560,6 +654,7 @@ impl Guard<'_> {
     pub fn expire(&mut self, hash: u64, key: &[u8], expires_at: u64, now: &mut LazyNow) -> bool {
         match self.locate(hash, key, now) {
             Some((_, off)) => {
+                self.begin_write();
                 self.a.set_u64(off + E_EXPIRES, expires_at);
                 self.changed(hash);
                 true
@@ -578,6 +673,7 @@ impl Guard<'_> {
     /// many were removed.
     pub fn clear(&mut self, prefix: &[u8]) -> u64 {
         if prefix.is_empty() {
+            self.begin_write();
             let n = self.h.live as u64;
             alloc::reset(self.h, self.a);
             repair::rebuild(self.h, self.a);
@@ -663,8 +759,13 @@ impl Guard<'_> {
         }
     }
 
-    /// Checks the shard's invariants (see `repair::verify`).
+    /// Checks the shard's invariants (see `repair::verify`), and that lock-free readers
+    /// are not held off by a write that nobody is doing (`read_seq` even).
     pub fn verify(&self) -> Result<u32, String> {
+        let seq = self.h.read_seq.load(Ordering::Relaxed);
+        if !self.writing && seq & 1 != 0 {
+            return Err(format!("read sequence {seq} left odd outside a write"));
+        }
         repair::verify(self.h, self.a)
     }
 
