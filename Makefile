@@ -10,7 +10,7 @@ PHP      := php -n -d extension=$(CURDIR)/$(SO)
 # What the build, the tests and the benchmark need from Debian.
 PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu openssl \
             php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
-            php-illuminate-container php-illuminate-config php-laravel-framework redis-server php-redis \
+            php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
             php-symfony-yaml chromium phpunit php-cache-integration-tests
 # One version for everything: the crate's (php --ri ephpm shows it too).
