@@ -47,7 +47,7 @@ use std::time::Duration;
 
 pub use clock::Clock;
 use clock::LazyNow;
-use constants::{SHARD_BITS, SHARD_COUNT};
+use constants::{OPTIMISTIC_MAX, OPTIMISTIC_VISIT_MAX, SHARD_BITS, SHARD_COUNT};
 use layout::*;
 use optimistic::{Found, Outcome};
 use segment::Mapping;
@@ -297,12 +297,85 @@ impl ShmStore {
         }
     }
 
+    /// A get without the lock (`optimistic.rs`), of a value of at most `max` bytes (string
+    /// ones into `out`), counted in the shard's tally; `None` when it needs the lock.
+    ///
+    /// Locking: none; once every `TALLY_FLUSH` reads a try-lock of the shard, to pay its
+    /// tally (`tally.rs`).
+    #[inline]
+    fn read_optimistic(&self, key: &[u8], out: &mut Vec<u8>, max: usize) -> Option<Option<Hit>> {
+        let hash = hash_key(key);
+        let i = shard_of(hash);
+        let mut now = LazyNow::new(&self.clock);
+        let mut f = Found::default();
+        let hit = match self.shards[i].read_optimistic(hash, key, &mut now, &mut f, out, max) {
+            Outcome::Hit => true,
+            Outcome::Miss => false,
+            Outcome::Locked => return None,
+        };
+        let due = if hit {
+            self.tallies[i].hit(f.slot)
+        } else {
+            self.tallies[i].miss()
+        };
+        if due {
+            self.settle_if_free(i);
+        }
+        if !hit {
+            return Some(None);
+        }
+        let value = match f.kind {
+            KIND_STR => Fetched::Str,
+            KIND_SERIALIZED => Fetched::Serialized,
+            KIND_INT => Fetched::Int(f.word as i64),
+            KIND_FLOAT => Fetched::Float(f64::from_bits(f.word)),
+            KIND_FALSE => Fetched::Bool(false),
+            KIND_TRUE => Fetched::Bool(true),
+            _ => Fetched::Null,
+        };
+        if !matches!(value, Fetched::Str | Fetched::Serialized) {
+            out.clear();
+        }
+        Some(Some(Hit {
+            value,
+            version: f.version,
+        }))
+    }
+
+    /// `read` under the shard lock: what the lock-free path leaves to it.
+    #[cold]
+    #[inline(never)]
+    fn read_locked(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
+        let (mut g, hash) = self.locked(key)?;
+        let mut now = LazyNow::new(&self.clock);
+        Ok(g.read(hash, key, &mut now, |e| {
+            let unpacked;
+            let bytes = if e.compressed {
+                unpacked = codec::decompress(e.bytes, e.raw_len as usize).unwrap_or_default();
+                &unpacked[..]
+            } else {
+                e.bytes
+            };
+            let number = || i64::from_ne_bytes(bytes.try_into().unwrap_or_default());
+            visit(match e.kind {
+                KIND_STR => Value::Str(bytes),
+                KIND_SERIALIZED => Value::Serialized(bytes),
+                KIND_INT => Value::Int(number()),
+                KIND_FLOAT => Value::Float(f64::from_bits(number() as u64)),
+                KIND_FALSE => Value::Bool(false),
+                KIND_TRUE => Value::Bool(true),
+                _ => Value::Null,
+            });
+            e.version
+        }))
+    }
+
     /// `get` under the shard lock: what the lock-free path leaves to it.
     #[cold]
     #[inline(never)]
     fn get_locked(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
         let mut value = Fetched::Null;
-        let version = self.read(key, &mut |p| value = p.copy_into(out))?;
+        let version = self.read_locked(key, &mut |p| value = p.copy_into(out))?;
         Ok(version.map(|version| Hit { value, version }))
     }
 
@@ -368,6 +441,24 @@ impl ShmStore {
     }
 }
 
+thread_local! {
+    /// Where `read` copies a value it reads without the lock before showing it (at most
+    /// `OPTIMISTIC_VISIT_MAX` bytes, so it stays small).
+    static VISIT_COPY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A value read as `value` whose bytes, if it has any, are `bytes`.
+fn value_of(value: Fetched, bytes: &[u8]) -> Value<'_> {
+    match value {
+        Fetched::Str => Value::Str(bytes),
+        Fetched::Serialized => Value::Serialized(bytes),
+        Fetched::Int(n) => Value::Int(n),
+        Fetched::Float(x) => Value::Float(x),
+        Fetched::Bool(b) => Value::Bool(b),
+        Fetched::Null => Value::Null,
+    }
+}
+
 /// The shard a key's hash belongs to: its top bits.
 #[inline]
 fn shard_of(hash: u64) -> usize {
@@ -392,32 +483,28 @@ fn full(f: shard::Full) -> StoreError {
 }
 
 impl Store for ShmStore {
-    /// Locking: the key's shard lock, held while `visit` runs (a compressed value is
-    /// decompressed under it first); wakes nobody, except the waiters of an expired
-    /// entry it reclaims.
+    /// Locking: none for a value of up to `OPTIMISTIC_VISIT_MAX` bytes, read as `get`
+    /// reads it and shown to `visit` from a copy; else the key's shard lock, held while
+    /// `visit` runs (a compressed value is decompressed under it first). Wakes nobody,
+    /// except the waiters of an expired entry a locked read reclaims.
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
-        let (mut g, hash) = self.locked(key)?;
-        let mut now = LazyNow::new(&self.clock);
-        Ok(g.read(hash, key, &mut now, |e| {
-            let unpacked;
-            let bytes = if e.compressed {
-                unpacked = codec::decompress(e.bytes, e.raw_len as usize).unwrap_or_default();
-                &unpacked[..]
-            } else {
-                e.bytes
-            };
-            let number = || i64::from_ne_bytes(bytes.try_into().unwrap_or_default());
-            visit(match e.kind {
-                KIND_STR => Value::Str(bytes),
-                KIND_SERIALIZED => Value::Serialized(bytes),
-                KIND_INT => Value::Int(number()),
-                KIND_FLOAT => Value::Float(f64::from_bits(number() as u64)),
-                KIND_FALSE => Value::Bool(false),
-                KIND_TRUE => Value::Bool(true),
-                _ => Value::Null,
-            });
-            e.version
-        }))
+        let shown = VISIT_COPY.with(|copy| {
+            let mut buf = copy.take();
+            let shown = self
+                .read_optimistic(key, &mut buf, OPTIMISTIC_VISIT_MAX)
+                .map(|hit| {
+                    hit.map(|h| {
+                        visit(value_of(h.value, &buf));
+                        h.version
+                    })
+                });
+            copy.replace(buf);
+            shown
+        });
+        match shown {
+            Some(version) => Ok(version),
+            None => self.read_locked(key, visit),
+        }
     }
 
     /// Locking: none in the common case: the value is read without the lock and checked
@@ -425,42 +512,10 @@ impl Store for ShmStore {
     /// compressed or large value take the key's shard lock as `read` does. Writes nothing
     /// shared except, once every `TALLY_FLUSH` reads, the counters (`tally.rs`).
     fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
-        let hash = hash_key(key);
-        let i = shard_of(hash);
-        let mut now = LazyNow::new(&self.clock);
-        let mut f = Found::default();
-        let hit = match self.shards[i].read_optimistic(hash, key, &mut now, &mut f, out) {
-            Outcome::Hit => true,
-            Outcome::Miss => false,
-            Outcome::Locked => return self.get_locked(key, out),
-        };
-        let due = if hit {
-            self.tallies[i].hit(f.slot)
-        } else {
-            self.tallies[i].miss()
-        };
-        if due {
-            self.settle_if_free(i);
+        match self.read_optimistic(key, out, OPTIMISTIC_MAX) {
+            Some(hit) => Ok(hit),
+            None => self.get_locked(key, out),
         }
-        if !hit {
-            return Ok(None);
-        }
-        let value = match f.kind {
-            KIND_STR => Fetched::Str,
-            KIND_SERIALIZED => Fetched::Serialized,
-            KIND_INT => Fetched::Int(f.word as i64),
-            KIND_FLOAT => Fetched::Float(f64::from_bits(f.word)),
-            KIND_FALSE => Fetched::Bool(false),
-            KIND_TRUE => Fetched::Bool(true),
-            _ => Fetched::Null,
-        };
-        if !matches!(value, Fetched::Str | Fetched::Serialized) {
-            out.clear();
-        }
-        Ok(Some(Hit {
-            value,
-            version: f.version,
-        }))
     }
 
     /// Locking: the key's shard lock.

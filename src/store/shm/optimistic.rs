@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 use super::arena::Arena;
 use super::clock::LazyNow;
-use super::constants::{ARENA_START, GRANULE, OPTIMISTIC_ATTEMPTS, OPTIMISTIC_MAX};
+use super::constants::{ARENA_START, GRANULE, OPTIMISTIC_ATTEMPTS};
 use super::layout::*;
 
 /// What a lock-free read found.
@@ -65,8 +65,9 @@ enum Try {
     Changed,
 }
 
-/// Reads `key` (whose hash is `hash`) from the shard at `h` without taking its lock. A hit
-/// is described in `found`, a string-like value's bytes in `out`.
+/// Reads `r.key` from the shard at `h` without taking its lock. A hit is described in
+/// `found`, a string-like value's bytes in `out`; a value of more than `r.max` bytes is
+/// left to the lock.
 ///
 /// # Safety
 /// - `h` points to the shard's header in a live mapping, and `a` is that shard's arena.
@@ -74,8 +75,7 @@ enum Try {
 pub unsafe fn read(
     h: *mut ShardHeader,
     a: Arena,
-    hash: u64,
-    key: &[u8],
+    r: &Request,
     now: &mut LazyNow,
     found: &mut Found,
     out: &mut Vec<u8>,
@@ -83,11 +83,20 @@ pub unsafe fn read(
     // SAFETY: forwarded; the header's fields are read atomically below.
     let view = unsafe { Header::new(h) };
     for _ in 0..OPTIMISTIC_ATTEMPTS {
-        if let Try::Done(outcome) = attempt(&view, a, hash, key, now, found, out) {
+        if let Try::Done(outcome) = attempt(&view, a, r, now, found, out) {
             return outcome;
         }
     }
     Outcome::Locked
+}
+
+/// What is looked for.
+pub struct Request<'k> {
+    /// `shard::hash_key(key)`.
+    pub hash: u64,
+    pub key: &'k [u8],
+    /// The largest value read without the lock.
+    pub max: usize,
 }
 
 /// The header words a reader needs, read atomically.
@@ -130,8 +139,7 @@ impl Header<'_> {
 fn attempt(
     h: &Header,
     a: Arena,
-    hash: u64,
-    key: &[u8],
+    r: &Request,
     now: &mut LazyNow,
     found: &mut Found,
     out: &mut Vec<u8>,
@@ -158,6 +166,7 @@ fn attempt(
     }
     let first = first as u32;
     let mask = slots - 1;
+    let (hash, key) = (r.hash, r.key);
     let tag = hash as u32;
     let mut pos = tag & mask;
     for _ in 0..slots {
@@ -181,7 +190,7 @@ fn attempt(
                 && a.racy_eq(off + ENTRY_HEADER, key) == Some(true);
             if same {
                 found.slot = s;
-                return entry(h, a, seen, off, key.len() as u32, now, found, out);
+                return entry(h, a, seen, off, r, now, found, out);
             }
         }
         pos = (pos + 1) & mask;
@@ -197,7 +206,7 @@ fn entry(
     a: Arena,
     seen: u64,
     off: u32,
-    key_len: u32,
+    r: &Request,
     now: &mut LazyNow,
     found: &mut Found,
     out: &mut Vec<u8>,
@@ -221,10 +230,10 @@ fn entry(
     if now.expired(expires) {
         return Try::Done(Outcome::Miss);
     }
-    if flags & FLAG_COMPRESSED != 0 || stored as usize > OPTIMISTIC_MAX {
+    if flags & FLAG_COMPRESSED != 0 || stored as usize > r.max {
         return Try::Done(Outcome::Locked);
     }
-    let at = (ENTRY_HEADER + key_len).next_multiple_of(8) + off;
+    let at = (ENTRY_HEADER + r.key.len() as u32).next_multiple_of(8) + off;
     let read = match kind {
         KIND_STR | KIND_SERIALIZED => a.racy_copy(at, stored, out),
         KIND_INT | KIND_FLOAT if stored == 8 => a.racy_u64(at).map(|n| found.word = n),

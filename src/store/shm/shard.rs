@@ -22,7 +22,7 @@ use super::constants::{ARENA_START, EVICTION_SAMPLE};
 use super::index::{self, Probe};
 use super::layout::*;
 use super::mutex::{self, Acquired, Segment};
-use super::optimistic::{self, Found, Outcome};
+use super::optimistic::{self, Found, Outcome, Request};
 use super::repair;
 use super::segment;
 use super::tally::Owed;
@@ -198,7 +198,8 @@ impl Shard {
     }
 
     /// Reads `key` without the lock (see `optimistic.rs`): a hit's entry in `found`, a
-    /// string-like value in `out`. `Outcome::Locked` when this read needs the lock.
+    /// string-like value in `out`. `Outcome::Locked` when this read needs the lock (a value
+    /// of more than `max` bytes among other reasons).
     ///
     /// Locking: none; writes nothing shared.
     #[inline]
@@ -209,10 +210,12 @@ impl Shard {
         now: &mut LazyNow,
         found: &mut Found,
         out: &mut Vec<u8>,
+        max: usize,
     ) -> Outcome {
+        let r = Request { hash, key, max };
         // SAFETY: the header and its arena live in the mapping for our lifetime
         // (Shard::new).
-        unsafe { optimistic::read(self.header, self.arena, hash, key, now, found, out) }
+        unsafe { optimistic::read(self.header, self.arena, &r, now, found, out) }
     }
 
     fn mutex(&self) -> *mut libc::pthread_mutex_t {
@@ -353,10 +356,17 @@ impl Guard<'_> {
     pub fn absorb(&mut self, owed: Owed) {
         self.h.hits += owed.hits;
         self.h.misses += owed.misses;
+        // An entry stamped recently is left alone: its stamp is near enough for choosing
+        // among sampled victims, and writing it would make every lock-free reader of it
+        // miss on its cache line again (a hot key is in every process's tally).
+        let recent = (self.h.live as u64 / 8).max(1);
         for s in owed.touched {
             if s != 0 && index::position_of(self.h, self.a, s).is_some() {
-                self.h.tick += 1;
-                self.a.set_u64(s as u32 + E_ATIME, self.h.tick);
+                let at = s as u32 + E_ATIME;
+                if self.h.tick.wrapping_sub(self.a.u64(at)) > recent {
+                    self.h.tick += 1;
+                    self.a.set_u64(at, self.h.tick);
+                }
             }
         }
     }
