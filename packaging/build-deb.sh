@@ -61,6 +61,6 @@ done
 printf '/etc/php/%s/mods-available/ephpm.ini\n/etc/default/ephpm-node\n' "$php_version" >"$pkg/DEBIAN/conffiles"
 (cd "$pkg" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) >"$pkg/DEBIAN/md5sums"
 
-mkdir -p "$out"
+out=$(mkdir -p "$out" && cd "$out" && pwd)   # an absolute path, for apt-get install
 dpkg-deb --root-owner-group -Zxz --build "$pkg" "$out/$name.deb" >/dev/null
 echo "$out/$name.deb"

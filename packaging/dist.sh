@@ -33,7 +33,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 install -m 0755 "$so" "$stage/ephpm.so"
 install -m 0644 "$root/stubs/ephpm.stub.php" "$root/README.md" "$stage/"
-mkdir -p "$out"
+out=$(mkdir -p "$out" && cd "$out" && pwd)
 # Reproducible: sorted names, fixed owner and times.
 tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - ephpm.so ephpm.stub.php README.md \
     | gzip -n -9 >"$out/$name"
