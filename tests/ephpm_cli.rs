@@ -64,7 +64,7 @@ fn the_cli_sees_a_live_store_and_removes_it_only_when_unused() {
     assert_eq!(names, ["user:1", "user:2"], "{keys}");
 
     let locks = stdout(&ephpm(&dir, &["--json", "locks"]));
-    assert!(locks.contains(&format!("\"name\":\"job\"")), "{locks}");
+    assert!(locks.contains("\"name\":\"job\""), "{locks}");
     assert!(locks.contains(&format!("\"fence\":{fence}}}")), "{locks}");
 
     let stats = stdout(&ephpm(&dir, &["--json", "stats"]));
