@@ -2,7 +2,8 @@
 # Operating ephpm: the `ephpm` CLI against a live store written by PHP (every command,
 # its --json, its refusals, as root on another user's store), the status page served by
 # php-fpm behind nginx and opened in headless Chromium (its numbers are Kv::stats()'s, no
-# console error, a screenshot kept in docs/status-page.png, refused without the
+# console error, a screenshot in target/status-page.png (and docs/status-page.png, the
+# README's, when missing or with UPDATE_SCREENSHOT=1), refused without the
 # allowlist or the password), and the metrics endpoint parsed by Python's
 # prometheus_client (installed into target/pyenv if missing) with the same numbers.
 #   php-tests/harness/operator-suite.sh path/to/ephpm.so
@@ -228,7 +229,12 @@ PY
     mkdir -p "$root/docs"
     "${chrome[@]}" --hide-scrollbars --window-size=1280,1000 --screenshot="$tmp/status-page.png" "$url/status.php" >/dev/null 2>&1
     check "the screenshot is a 1280x1000 PNG" "PNG image data, 1280 x 1000" "$(file -b "$tmp/status-page.png" | cut -d, -f1-2)"
-    cp "$tmp/status-page.png" "$root/docs/status-page.png"
+    # The README's screenshot: written when missing or asked for (UPDATE_SCREENSHOT=1), so
+    # that a test run leaves the work tree as it was; the latest is in target/ either way.
+    cp "$tmp/status-page.png" "$root/target/status-page.png"
+    if [ ! -e "$root/docs/status-page.png" ] || [ "${UPDATE_SCREENSHOT:-0}" = 1 ]; then
+        cp "$tmp/status-page.png" "$root/docs/status-page.png"
+    fi
 
     # The metrics, parsed by prometheus_client.
     py="$root/target/pyenv/bin/python"
