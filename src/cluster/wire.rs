@@ -552,6 +552,18 @@ mod tests {
                 },
             },
             Op::Stats,
+            Op::RwLock {
+                key: b"k".to_vec(),
+                op: crate::rwlock::Op::Acquire {
+                    mode: crate::rwlock::Mode::Read,
+                    token: [b'a'; 32],
+                    ttl: Duration::from_millis(700),
+                },
+            },
+            Op::RwLock {
+                key: b"k".to_vec(),
+                op: crate::rwlock::Op::Release { token: [b'b'; 32] },
+            },
         ];
         for op in ops {
             let b = encode_request(Route::Owner, &op);
@@ -562,6 +574,13 @@ mod tests {
             Response::Fence(Some(42)),
             Response::Members(vec!["a".into(), "b".into()]),
             Response::Failed(Failure::NotOwner, "moved".into()),
+            Response::RwLock(crate::rwlock::Outcome::Busy {
+                left: Duration::from_millis(30),
+                version: 7,
+            }),
+            Response::RwLock(crate::rwlock::Outcome::Holds(Some(
+                crate::rwlock::Mode::Write,
+            ))),
             Response::Entry(Some(Entry {
                 stored: b"x".to_vec(),
                 ttl: Some(Duration::from_millis(5)),

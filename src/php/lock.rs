@@ -414,8 +414,11 @@ fn lock_methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
             .required_args(0)
             .returns(DataType::Bool, false, false),
         FunctionBuilder::new("demote", lock_demote).returns(DataType::Void, false, false),
-        FunctionBuilder::new("isWriteLocked", lock_is_write_locked)
-            .returns(DataType::Bool, false, false),
+        FunctionBuilder::new("isWriteLocked", lock_is_write_locked).returns(
+            DataType::Bool,
+            false,
+            false,
+        ),
     ])
 }
 

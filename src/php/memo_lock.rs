@@ -190,7 +190,10 @@ fn acquire_shared(ex: &mut ExecuteData, rv: &mut Zval, mode: Mode, what: &str) {
         let (Some(ttl), Some(wait)) = (ttl_ms_arg(&c, 1, m.lock_ttl), c.millis_or(2, 0, 0)) else {
             return;
         };
-        match m.rw.acquire(&name, mode, ttl, clamp_to_execution_time(wait)) {
+        match m
+            .rw
+            .acquire(&name, mode, ttl, clamp_to_execution_time(wait))
+        {
             Ok(Some(held)) => new_lock(rv, given, Kind::Shared(m.rw.clone(), held), ttl),
             Ok(None) => rv.set_null(),
             Err(e) => lock_unavailable(format!("{what}: the lock store cannot be used: {e}")),

@@ -1,14 +1,29 @@
 //! Read/write locks on Redis: the state is one string key, decided in Rust by
-//! `rwlock::state::apply` on what a GET returned, then swapped in by a script only if
-//! the key still holds those bytes (`scripts::RW_SWAP`); a swap that lost a race reads
-//! and decides again. Uncontended, an operation is two round trips and the rules live
-//! once, in Rust, rather than again in Lua.
+//! `rwlock::state::apply`, then swapped in by a script only if the key still holds the
+//! bytes decided on (`scripts::RW_SWAP`); a swap that lost a race answers the current
+//! state and the server's clock, and the caller decides again. The rules live once, in
+//! Rust, rather than again in Lua.
 //!
-//! Time is the server's (`TIME`, read with the state), so hosts with skewed clocks agree
-//! on every holder's expiry. Fences are the state's counter floored by the server's
-//! clock in µs, and a state nobody holds any more is kept `FENCE_KEEP` with its counter
-//! instead of deleted, as the exclusive locks' counter is. A release, or a demotion,
-//! publishes on the key's channel for the waiters.
+//! Time is the server's (`TIME`), so hosts with skewed clocks agree on every holder's
+//! expiry. Fences are the state's counter floored by the server's clock in µs, and a
+//! state nobody holds any more is kept `FENCE_KEEP` with its counter instead of deleted,
+//! as the exclusive locks' counter is. A release, or a demotion, publishes on the key's
+//! channel for the waiters.
+//!
+//! # One round trip per change
+//! The process remembers, per lock, the state it last saw or wrote and the server's
+//! clock it last read. A change (acquire, extend, release) is decided on that and sent
+//! as one swap: the swap itself checks the remembered state is still the key's, so a
+//! stale memory costs a retry, never a wrong grant. The clock is estimated as the one
+//! read plus the local monotonic time since the answer arrived: never ahead of the
+//! server's (the TIME was read before the answer left), so a live holder is never taken
+//! for expired; a memory older than `ANCHOR_FOR` is read afresh. An answer that changes
+//! nothing (a refusal, a probe, a stale token's release) is only ever given on a fresh
+//! read: a remembered state may be out of date.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use redis::Value as Reply;
 
@@ -24,28 +39,61 @@ use crate::store::{Result, StoreError};
 /// means another caller's operation went through, so this is never reached by a fair
 /// number of callers.
 const MAX_RACES: usize = 1000;
+/// How long a remembered server clock is used before it is read again.
+const ANCHOR_FOR: Duration = Duration::from_secs(1);
+/// Locks remembered per process before the memory is dropped and started afresh.
+const REMEMBERED: usize = 4096;
+
+/// A lock's state as last seen, and the server's clock then.
+#[derive(Clone)]
+struct Seen {
+    stored: Option<Vec<u8>>,
+    server_us: u64,
+    at: Instant,
+    /// Read from the server just now, not remembered from an earlier operation.
+    fresh: bool,
+}
+
+impl Seen {
+    fn now_us(&self) -> u64 {
+        self.server_us + self.at.elapsed().as_micros() as u64
+    }
+}
+
+/// What this process last saw of each lock, by server address and full key.
+static SEEN: LazyLock<Mutex<HashMap<(String, Vec<u8>), Seen>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
 
 impl RedisStore {
     pub(super) fn rw_apply(&self, name: &[u8], op: &Op) -> Result<Outcome> {
         let full = self.key(name);
         let channel = keys::derived(&full, keys::WAKE);
+        let memo = (self.dsn.address.clone(), full.clone());
+        let remembered = {
+            let seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+            seen.get(&memo)
+                .filter(|s| s.at.elapsed() < ANCHOR_FOR)
+                .cloned()
+        };
+        let mut seen = match remembered {
+            Some(s) => Seen { fresh: false, ..s },
+            None => self.read_state(&full)?,
+        };
         for _ in 0..MAX_RACES {
-            let (stored, (secs, micros)): (Option<Vec<u8>>, (u64, u64)) =
-                self.run_idempotent(|c| {
-                    redis::pipe()
-                        .cmd("GET")
-                        .arg(&full)
-                        .cmd("TIME")
-                        .query(&mut c.con)
-                })?;
-            let now_us = secs * 1_000_000 + micros;
-            let (change, outcome) = state::apply(stored.as_deref(), op, now_us / 1000, now_us)?;
+            let now_us = seen.now_us();
+            let (change, outcome) =
+                state::apply(seen.stored.as_deref(), op, now_us / 1000, now_us)?;
             let (next, ttl, frees) = match change {
+                Change::Keep if !seen.fresh => {
+                    seen = self.read_state(&full)?;
+                    continue;
+                }
                 Change::Keep => {
+                    remember(memo, seen.clone());
                     return Ok(match outcome {
                         Outcome::Busy { left, .. } => Outcome::Busy {
                             left,
-                            version: stored.as_deref().map_or(0, fingerprint),
+                            version: seen.stored.as_deref().map_or(0, fingerprint),
                         },
                         other => other,
                     });
@@ -62,14 +110,19 @@ impl RedisStore {
             };
             let next = state::encode(&next);
             let publish: &[u8] = if frees { &channel } else { b"" };
-            if self.swap(
-                &full,
-                stored.as_deref().unwrap_or(b""),
-                &next,
-                millis(ttl),
-                publish,
-            )? {
-                return Ok(outcome);
+            let expected = seen.stored.as_deref().unwrap_or(b"");
+            match self.swap(&full, expected, &next, millis(ttl), publish)? {
+                None => {
+                    remember(
+                        memo,
+                        Seen {
+                            stored: Some(next),
+                            ..seen
+                        },
+                    );
+                    return Ok(outcome);
+                }
+                Some(current) => seen = current,
             }
         }
         Err(StoreError::Unavailable {
@@ -78,7 +131,25 @@ impl RedisStore {
         })
     }
 
-    /// Stores `next` if the key still holds `expected`; whether it did.
+    /// The lock's state and the server's clock, in one round trip.
+    fn read_state(&self, full: &[u8]) -> Result<Seen> {
+        let (stored, (secs, micros)): (Option<Vec<u8>>, (u64, u64)) = self.run_idempotent(|c| {
+            redis::pipe()
+                .cmd("GET")
+                .arg(full)
+                .cmd("TIME")
+                .query(&mut c.con)
+        })?;
+        Ok(Seen {
+            stored,
+            server_us: secs * 1_000_000 + micros,
+            at: Instant::now(),
+            fresh: true,
+        })
+    }
+
+    /// Stores `next` if the key still holds `expected`: `None` when it did, else what
+    /// the key holds now.
     fn swap(
         &self,
         full: &[u8],
@@ -86,7 +157,7 @@ impl RedisStore {
         next: &[u8],
         ttl_ms: u64,
         publish: &[u8],
-    ) -> Result<bool> {
+    ) -> Result<Option<Seen>> {
         #[cfg(feature = "broken-atomicity")]
         {
             // For `make prove-tests-can-fail`: no compare, so two callers that decided on
@@ -104,18 +175,53 @@ impl RedisStore {
                 if !publish.is_empty() {
                     p.cmd("PUBLISH").arg(publish).arg("").ignore();
                 }
-                p.query::<()>(&mut c.con).map(|()| true)
+                p.query::<()>(&mut c.con).map(|()| None)
             });
         }
-        self.run(|c| {
+        let reply: Vec<Reply> = self.run(|c| {
             scripts::RW_SWAP
                 .key(full)
                 .arg(expected)
                 .arg(next)
                 .arg(ttl_ms)
                 .arg(publish)
-                .invoke::<Reply>(&mut c.con)
-                .map(|r| matches!(r, Reply::Int(1)))
-        })
+                .invoke(&mut c.con)
+        })?;
+        let int = |r: Option<&Reply>| match r {
+            Some(Reply::Int(n)) => Some(*n as u64),
+            Some(Reply::BulkString(b)) => std::str::from_utf8(b).ok()?.parse().ok(),
+            _ => None,
+        };
+        match (int(reply.first()), int(reply.get(1)), reply.get(2)) {
+            (Some(1), _, _) => Ok(None),
+            (Some(0), Some(exists), Some(Reply::BulkString(v))) => {
+                let (Some(secs), Some(micros)) = (int(reply.get(3)), int(reply.get(4))) else {
+                    return Err(self.odd_reply(&reply));
+                };
+                Ok(Some(Seen {
+                    stored: (exists == 1).then(|| v.clone()),
+                    server_us: secs * 1_000_000 + micros,
+                    at: Instant::now(),
+                    fresh: true,
+                }))
+            }
+            _ => Err(self.odd_reply(&reply)),
+        }
     }
+
+    fn odd_reply(&self, reply: &[Reply]) -> StoreError {
+        StoreError::Remote {
+            address: self.dsn.address.clone(),
+            reply: format!("an answer the read/write lock script never gives: {reply:?}"),
+        }
+    }
+}
+
+/// Remembers a lock's state for this process's next operation on it.
+fn remember(memo: (String, Vec<u8>), seen: Seen) {
+    let mut all = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if all.len() >= REMEMBERED && !all.contains_key(&memo) {
+        all.clear();
+    }
+    all.insert(memo, seen);
 }

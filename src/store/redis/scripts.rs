@@ -142,15 +142,20 @@ return redis.call('GET', KEYS[1])",
 
 /// Replaces a read/write lock's state if it is still the one the caller decided on
 /// (`crate::rwlock::state::apply` runs in Rust; this is its atomic half). KEYS: key.
-/// ARGV: the state read ('' when absent), the new state, its TTL in ms, and the channel
-/// to publish on ('' for none). Returns 1 when it replaced, 0 when the state had changed
-/// meanwhile (the caller reads and decides again).
+/// ARGV: the state decided on ('' when absent), the new state, its TTL in ms, and the
+/// channel to publish on ('' for none). Returns `{1}` when it replaced; when the state
+/// had changed meanwhile, `{0, exists, state, seconds, microseconds}`: what the caller
+/// decides on again, with the server's clock, without another round trip.
 pub static RW_SWAP: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"-- ephpm:rw_swap
-if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
+local v = redis.call('GET', KEYS[1])
+if (v or '') ~= ARGV[1] then
+  local t = redis.call('TIME')
+  return {0, v and 1 or 0, v or '', t[1], t[2]}
+end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
 if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], '') end
-return 1",
+return {1}",
     )
 });
