@@ -60,9 +60,11 @@ impl Seen {
     }
 }
 
-/// What this process last saw of each lock, by server address and full key.
-static SEEN: LazyLock<Mutex<HashMap<(String, Vec<u8>), Seen>>> =
-    LazyLock::new(|| Mutex::new(HashMap::new()));
+/// A lock as this process names it: the server's address and the full key.
+type Memo = (String, Vec<u8>);
+
+/// What this process last saw of each lock.
+static SEEN: LazyLock<Mutex<HashMap<Memo, Seen>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
 
 impl RedisStore {
     pub(super) fn rw_apply(&self, name: &[u8], op: &Op) -> Result<Outcome> {
@@ -218,7 +220,7 @@ impl RedisStore {
 }
 
 /// Remembers a lock's state for this process's next operation on it.
-fn remember(memo: (String, Vec<u8>), seen: Seen) {
+fn remember(memo: Memo, seen: Seen) {
     let mut all = SEEN.lock().unwrap_or_else(|e| e.into_inner());
     if all.len() >= REMEMBERED && !all.contains_key(&memo) {
         all.clear();
