@@ -94,7 +94,7 @@ session_start with lock_timeout=warn: true
 session_start(): ephpm: session s1 starts empty and its changes will not be saved: the store at unix://%s/redis.sock cannot be reached: %s
 ephpm: computing "memo:cold" without stampede protection: the store at unix://%s/redis.sock cannot be reached: %s
 ephpm: StaleCache could not read "page2": the store at unix://%s/redis.sock cannot be reached: %s
-ephpm: computing "swr:app:page2" without stampede protection: the store at unix://%s/redis.sock cannot be reached: %s
+ephpm: computing "app:swr:page2" without stampede protection: the store at unix://%s/redis.sock cannot be reached: %s
 ephpm: StaleCache could not store "page2": the store at unix://%s/redis.sock cannot be reached: %s
 nothing hung: true
 Kv::set after the restart: true
