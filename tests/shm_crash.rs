@@ -1,4 +1,4 @@
-//! Crash safety: processes hammering the store are SIGKILLed at random instants, 200
+//! Crash safety: processes hammering the store are SIGKILLed at random instants, 400
 //! times; afterwards no shard is left locked, a consistency walk of every shard finds
 //! nothing wrong, and every operation works.
 
@@ -86,7 +86,7 @@ fn sigkill_at_random_instants_leaves_a_consistent_store() {
         child::spawn("child_hammer", &job),
         child::spawn("child_hammer", &job),
     ];
-    for kill in 0..200 {
+    for kill in 0..400 {
         std::thread::sleep(Duration::from_micros(rng.below(3000)));
         let victim = rng.below(2) as usize;
         let pid = kids[victim].id() as i32;
@@ -108,7 +108,7 @@ fn sigkill_at_random_instants_leaves_a_consistent_store() {
         st.repairs > 0,
         "no kill landed inside a critical section: {st:?}"
     );
-    eprintln!("after 200 kills: {st:?}");
+    eprintln!("after 400 kills: {st:?}");
 
     // Every operation still works.
     let mut out = Vec::new();
