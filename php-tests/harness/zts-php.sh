@@ -10,7 +10,21 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 zts=$root/target/zts
 mkdir -p "$zts"
 
-built() { [ -x "$1/bin/php" ] && "$1/bin/php" -n -r 'exit(PHP_ZTS ? 0 : 1);' 2>/dev/null; }
+# session, pcntl, posix (shared: two tests load it with -d extension=posix), mbstring
+# (without the regex part, which would need oniguruma), ctype, tokenizer, filter, openssl,
+# and libxml, dom, xml, xmlwriter (PHPUnit's) for the Symfony and Laravel tests; embed
+# (static: a shared libphp would make libtool compile every file twice) for a host that
+# runs PHP threads.
+options=(--enable-zts --disable-all --enable-cli --disable-cgi --disable-phpdbg --without-pear
+    --enable-embed=static --enable-session --enable-pcntl --enable-posix=shared
+    --enable-mbstring --disable-mbregex --enable-ctype --enable-tokenizer --enable-filter
+    --with-openssl --with-external-pcre --with-libxml --enable-dom --enable-xml --enable-xmlwriter)
+
+# Built, thread-safe, and with these options (a build with other options is redone).
+built() {
+    [ -x "$1/bin/php" ] && "$1/bin/php" -n -r 'exit(PHP_ZTS ? 0 : 1);' 2>/dev/null \
+        && [ "$(cat "$1/ephpm-configure-options" 2>/dev/null)" = "${options[*]}" ]
+}
 
 # A tree already built for any version is good enough: the archive moves on, the cache stays.
 for prefix in "$zts"/php-8.2.*; do
@@ -42,17 +56,11 @@ echo "building ZTS PHP $upstream in $src (log: $log)" >&2
 {
     # Debian's patches touch configure.ac and config.m4 files, as its own build does.
     ./buildconf --force
-    # session, pcntl, posix (shared: two tests load it with -d extension=posix), mbstring
-    # (without the regex part, which would need oniguruma), ctype, tokenizer, filter and
-    # openssl for the Symfony and Laravel tests; embed (static: a shared libphp would make
-    # libtool compile every file twice) for a host that runs PHP threads.
-    nice -n 19 ./configure --prefix="$prefix" --with-config-file-path="$prefix/etc" \
-        --enable-zts --disable-all --enable-cli --disable-cgi --disable-phpdbg --without-pear \
-        --enable-embed=static --enable-session --enable-pcntl --enable-posix=shared \
-        --enable-mbstring --disable-mbregex --enable-ctype --enable-tokenizer --enable-filter \
-        --with-openssl --with-external-pcre
+    nice -n 19 ./configure --prefix="$prefix" --with-config-file-path="$prefix/etc" "${options[@]}"
     nice -n 19 make -j1
+    rm -rf "$prefix"
     make install
+    echo "${options[*]}" >"$prefix/ephpm-configure-options"
 } >"$log" 2>&1 || { tail -n 30 "$log" >&2; echo "the ZTS PHP build failed: $log" >&2; exit 1; }
 built "$prefix" || { echo "$prefix/bin/php is not a thread-safe PHP" >&2; exit 1; }
 rm -rf "$src"
