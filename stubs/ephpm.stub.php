@@ -45,6 +45,9 @@ namespace Ephpm {
          *        `ephpm.store_name`, `shm://NAME` for another one; a Redis or Valkey server
          *        shared by a fleet: `redis://[user:pass@]host[:port][/db]`,
          *        `rediss://…[?ca=/path/ca.pem]` (TLS), `unix:///path/redis.sock[?db=N]`,
+         *        the master of a Redis Sentinel set:
+         *        `redis-sentinel://[user:pass@]host[:port][,host[:port]…]/MASTER[?db=N]`
+         *        (the sentinels, port 26379 by default; the credentials are the master's),
          *        each with `?timeout=SECONDS` (default 1) and `?prefix=STRING`; or
          *        ephpm's gossip cluster through this host's node: `cluster://` (the
          *        store `ephpm.store_name`) or `cluster://NAME`, with `?timeout=SECONDS`

@@ -5,6 +5,9 @@
 //!   `?prefix=STRING` (put before every key and channel);
 //! - `rediss://…`: the same over TLS, verified against the system's CA certificates or
 //!   `?ca=/path/to/ca.pem`.
+//! - `redis-sentinel://[user:pass@]HOST[:PORT][,HOST[:PORT]…]/MASTER[?db=N]`: the master of
+//!   the set MASTER, as Redis Sentinel names it (the sentinels listed, port 26379 by
+//!   default, are asked; the credentials are the master's); `timeout` and `prefix` as above.
 //!
 //! - `cluster://` and `cluster://NAME`: the gossip cluster, through the node of the host
 //!   store NAME (default `ephpm.store_name`), with `?timeout=SECONDS` (default 3: the
@@ -40,6 +43,32 @@ pub struct RedisDsn {
     /// `?ca=`: the PEM file of the CA that signed the server's certificate (rediss://),
     /// instead of the system's.
     pub ca: Option<String>,
+    /// `redis-sentinel://`: where to ask for the master (`url` is then unused).
+    pub sentinel: Option<SentinelDsn>,
+}
+
+/// The sentinels of a `redis-sentinel://` DSN and what to open on the master they name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentinelDsn {
+    /// `host:port` of each sentinel, in the DSN's order.
+    pub sentinels: Vec<String>,
+    /// The master set's name.
+    pub master: String,
+    /// `user:pass@` (or empty): the master's credentials.
+    pub userinfo: String,
+    pub db: u32,
+}
+
+impl SentinelDsn {
+    /// The URL of the master the sentinels named.
+    pub fn master_url(&self, host: &str, port: u16) -> String {
+        let host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.to_string()
+        };
+        format!("redis://{}{host}:{port}/{}", self.userinfo, self.db)
+    }
 }
 
 /// A command or a connection that takes longer than this fails (`?timeout=`).
@@ -73,6 +102,7 @@ pub fn parse(dsn: &str) -> Result<Dsn, DsnError> {
             name: Some(valid_name(rest)?.into()),
         }),
         "redis" | "rediss" | "unix" => parse_redis(dsn, scheme, rest).map(Dsn::Redis),
+        "redis-sentinel" => parse_sentinel(dsn, rest).map(Dsn::Redis),
         "cluster" => parse_cluster(dsn, rest),
         _ => Err(DsnError::Malformed(dsn.into())),
     }
@@ -166,6 +196,63 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
         timeout,
         prefix,
         ca,
+        sentinel: None,
+    })
+}
+
+/// `redis-sentinel://[user:pass@]HOST[:PORT][,…]/MASTER[?db=N&timeout=S&prefix=P]`.
+fn parse_sentinel(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
+    let bad = |why: String| DsnError::BadParameter {
+        dsn: hide_password(dsn),
+        why,
+    };
+    let (location, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let (userinfo, location) = match location.rsplit_once('@') {
+        Some((u, l)) => (format!("{u}@"), l),
+        None => (String::new(), location),
+    };
+    let (hosts, master) = location.split_once('/').unwrap_or((location, ""));
+    let sentinels: Vec<String> = hosts
+        .split(',')
+        .map(|h| match h.rsplit_once(':') {
+            Some((_, port)) if !h.ends_with(']') && port.parse::<u16>().is_ok() => h.to_string(),
+            _ => format!("{h}:26379"),
+        })
+        .collect();
+    if hosts.split(',').any(str::is_empty) || master.is_empty() || master.contains('/') {
+        return Err(DsnError::Malformed(hide_password(dsn)));
+    }
+    let mut timeout = DEFAULT_REDIS_TIMEOUT;
+    let mut prefix = Vec::new();
+    let mut db = 0;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("timeout", value) => timeout = seconds(value).map_err(bad)?,
+            ("prefix", value) => {
+                prefix = percent_decode(value)
+                    .ok_or_else(|| bad("prefix is not valid percent-encoding".into()))?
+            }
+            ("db", value) => {
+                db = value
+                    .parse()
+                    .map_err(|_| bad(format!("db must be a number, not \"{value}\"")))?
+            }
+            (name, _) => return Err(bad(format!("unknown parameter \"{name}\""))),
+        }
+    }
+    let address = hide_password(&format!("redis-sentinel://{userinfo}{location}"));
+    Ok(RedisDsn {
+        url: address.clone(),
+        address,
+        timeout,
+        prefix,
+        ca: None,
+        sentinel: Some(SentinelDsn {
+            sentinels,
+            master: master.to_string(),
+            userinfo,
+            db,
+        }),
     })
 }
 
@@ -283,6 +370,39 @@ mod tests {
             Err(DsnError::Malformed("unix://relative".into()))
         );
         assert_eq!(hide_password("redis://:pw@h:1?x=1"), "redis://:***@h:1?x=1");
+    }
+
+    #[test]
+    fn parses_sentinel_dsns() {
+        let Ok(Dsn::Redis(r)) =
+            parse("redis-sentinel://:pw@10.0.0.1,10.0.0.2:26380/mymaster?db=2&timeout=0.5")
+        else {
+            panic!("not a sentinel dsn")
+        };
+        let s = r.sentinel.expect("sentinels");
+        assert_eq!(s.sentinels, ["10.0.0.1:26379", "10.0.0.2:26380"]);
+        assert_eq!(s.master, "mymaster");
+        assert_eq!(
+            s.master_url("10.0.0.3", 6379),
+            "redis://:pw@10.0.0.3:6379/2"
+        );
+        assert_eq!(s.master_url("::1", 6379), "redis://:pw@[::1]:6379/2");
+        assert_eq!(
+            r.address,
+            "redis-sentinel://:***@10.0.0.1,10.0.0.2:26380/mymaster"
+        );
+        assert_eq!(r.timeout, Duration::from_millis(500));
+        for malformed in [
+            "redis-sentinel://h1:26379",
+            "redis-sentinel://h1,,h2/m",
+            "redis-sentinel:///m",
+        ] {
+            assert_eq!(parse(malformed), Err(DsnError::Malformed(malformed.into())));
+        }
+        assert!(matches!(
+            parse("redis-sentinel://h/m?db=x"),
+            Err(DsnError::BadParameter { .. })
+        ));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! - `keys.rs`     the DSN prefix, and the counter and channel named after a lock
 //! - `rwlock.rs`   read/write locks: decided in Rust, swapped in by a script
 //! - `scripts.rs`  the atomic steps, and native compare-and-delete where the server has it
+//! - `target.rs`   which server: the DSN's, or the master Redis Sentinel names
 //! - `wakeups.rs`  the process's one subscriber, shared by every waiter
 //!
 //! # Connections
@@ -15,7 +16,8 @@
 //! so a process keeps one connection across requests. A connection that failed is
 //! dropped, and the next command opens a new one: the process recovers by itself when
 //! Redis is back. Connections and the subscriber belong to the pid that opened them; a
-//! forked child opens its own.
+//! forked child opens its own. Behind Sentinel, a connection that failed or found its
+//! server read-only also makes the next connection ask the sentinels for the master.
 #![cfg_attr(feature = "broken-atomicity", allow(unreachable_code))]
 //!
 //! With the feature `broken-atomicity` (for `make prove-tests-can-fail` only), set_nx,
@@ -37,6 +39,7 @@ mod keys;
 mod rwlock;
 mod scan;
 mod scripts;
+mod target;
 mod wakeups;
 
 use std::sync::{Arc, Mutex};
@@ -48,6 +51,7 @@ use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
 use super::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 use scripts::Flavour;
+use target::Target;
 use wakeups::Wakeups;
 
 /// A counter outlives its lock's last acquisition by this much (see `scripts::ACQUIRE`).
@@ -59,6 +63,8 @@ const CLEAR_BATCH: usize = 500;
 struct Conn {
     con: redis::Connection,
     flavour: Flavour,
+    /// The target's generation it was opened on (see `target.rs`).
+    generation: u64,
 }
 
 /// Idle connections, and the process they belong to.
@@ -70,7 +76,7 @@ struct Pool {
 /// A Redis server seen as a `Store`.
 pub struct RedisStore {
     dsn: RedisDsn,
-    client: redis::Client,
+    target: Arc<Target>,
     pool: Mutex<Pool>,
     wakeups: Mutex<Option<(u32, Arc<Wakeups>)>>,
 }
@@ -84,10 +90,14 @@ impl RedisStore {
                 why,
             })
         };
-        let client = if dsn.url.starts_with("rediss://") {
-            tls_client(&dsn).map_err(bad)?
-        } else {
-            redis::Client::open(dsn.url.as_str()).map_err(|e| bad(e.to_string()))?
+        let target = match &dsn.sentinel {
+            Some(sentinel) => Target::sentinel(sentinel.clone(), dsn.timeout),
+            None if dsn.url.starts_with("rediss://") => {
+                Target::Fixed(tls_client(&dsn).map_err(bad)?)
+            }
+            None => Target::Fixed(
+                redis::Client::open(dsn.url.as_str()).map_err(|e| bad(e.to_string()))?,
+            ),
         };
         Ok(RedisStore {
             pool: Mutex::new(Pool {
@@ -95,7 +105,7 @@ impl RedisStore {
                 idle: Vec::new(),
             }),
             wakeups: Mutex::new(None),
-            client,
+            target: Arc::new(target),
             dsn,
         })
     }
@@ -137,10 +147,14 @@ impl RedisStore {
                 Ok(v)
             }
             Err(e) => {
-                if matches!(e.kind(), ErrorKind::Server(_) | ErrorKind::Extension) {
+                let error = self.error(&e);
+                if matches!(error, StoreError::Unavailable { .. }) {
+                    // Dead, or a master no longer (READONLY): behind Sentinel, ask again.
+                    self.target.failed(conn.generation);
+                } else {
                     self.checkin(conn);
                 }
-                Err((self.error(&e), reused))
+                Err((error, reused))
             }
         }
     }
@@ -157,6 +171,9 @@ impl RedisStore {
                 }
                 pool.pid = crate::runtime::pid();
             }
+            // Connections to a master that was replaced since are dropped.
+            let generation = self.target.generation();
+            pool.idle.retain(|c| c.generation == generation);
             pool.idle.pop()
         };
         match pooled {
@@ -176,11 +193,23 @@ impl RedisStore {
     }
 
     fn connect(&self) -> redis::RedisResult<Conn> {
-        let mut con = self.client.get_connection_with_timeout(self.dsn.timeout)?;
-        con.set_read_timeout(Some(self.dsn.timeout))?;
-        con.set_write_timeout(Some(self.dsn.timeout))?;
-        let flavour = Flavour::detect(&mut con)?;
-        Ok(Conn { con, flavour })
+        let (client, generation) = self.target.client()?;
+        let opened = (|| {
+            let mut con = client.get_connection_with_timeout(self.dsn.timeout)?;
+            con.set_read_timeout(Some(self.dsn.timeout))?;
+            con.set_write_timeout(Some(self.dsn.timeout))?;
+            self.target.check(&mut con, generation)?;
+            let flavour = Flavour::detect(&mut con)?;
+            Ok(Conn {
+                con,
+                flavour,
+                generation,
+            })
+        })();
+        if opened.is_err() {
+            self.target.failed(generation);
+        }
+        opened
     }
 
     fn error(&self, e: &RedisError) -> StoreError {
@@ -235,7 +264,7 @@ impl RedisStore {
             None => {}
         }
         let w = Arc::new(
-            Wakeups::start(self.client.clone(), self.dsn.timeout).map_err(|e| {
+            Wakeups::start(self.target.clone(), self.dsn.timeout).map_err(|e| {
                 self.unavailable(format!("cannot start the background runtime: {e}"))
             })?,
         );

@@ -11,7 +11,9 @@
 //! The task sets `live` on a channel once Redis has confirmed the subscription, counts
 //! the messages of each channel, and wakes the waiters with one condition variable. When
 //! its connection fails it marks every channel not live, reconnects with a growing pause,
-//! and subscribes again to every channel that still has waiters.
+//! and subscribes again to every channel that still has waiters. Behind Sentinel it also
+//! reconnects when the store moved to another master (Sentinel's demotion disconnects
+//! normal clients, not Pub/Sub ones).
 //!
 //! A channel stays subscribed for `LINGER` after its last waiter left: a process that
 //! waits on one lock again and again (sessions, a hot key's lock) then neither pays a
@@ -25,6 +27,7 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
+use super::target::Target;
 use crate::store::Result;
 
 /// The longest a waiter sleeps before it checks again.
@@ -68,10 +71,10 @@ pub struct Wakeups {
 impl Wakeups {
     /// Starts the subscriber task on the background runtime. It connects in the
     /// background; until it has, waiters wait in slices.
-    pub fn start(client: redis::Client, timeout: Duration) -> std::io::Result<Wakeups> {
+    pub fn start(target: Arc<Target>, timeout: Duration) -> std::io::Result<Wakeups> {
         let shared = Arc::new(Shared::default());
         let (to_task, from_waiters) = mpsc::unbounded_channel();
-        crate::runtime::handle()?.spawn(subscriber(client, timeout, shared.clone(), from_waiters));
+        crate::runtime::handle()?.spawn(subscriber(target, timeout, shared.clone(), from_waiters));
         Ok(Wakeups { shared, to_task })
     }
 
@@ -187,15 +190,32 @@ impl Drop for Registration<'_> {
 /// The task: keeps one Pub/Sub connection subscribed to the channels that have waiters
 /// or had one within `LINGER`, and counts their messages.
 async fn subscriber(
-    client: redis::Client,
+    target: Arc<Target>,
     timeout: Duration,
     shared: Arc<Shared>,
     mut from_waiters: mpsc::UnboundedReceiver<Vec<u8>>,
 ) {
     let mut pause = RECONNECT_MIN;
     loop {
-        let connected = tokio::time::timeout(timeout, client.get_async_pubsub()).await;
-        let Ok(Ok(pubsub)) = connected else {
+        // Asking the sentinels blocks (within the timeout): off the runtime's threads.
+        let asked = tokio::task::spawn_blocking({
+            let target = target.clone();
+            move || target.client()
+        })
+        .await;
+        let connected = match asked {
+            Ok(Ok((client, generation))) => {
+                match tokio::time::timeout(timeout, client.get_async_pubsub()).await {
+                    Ok(Ok(pubsub)) => Some((pubsub, generation)),
+                    _ => {
+                        target.failed(generation);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        let Some((pubsub, generation)) = connected else {
             // Keep draining requests while Redis is away: the channel list is in `shared`.
             let sleep = tokio::time::sleep(pause);
             tokio::pin!(sleep);
@@ -225,6 +245,9 @@ async fn subscriber(
         while healthy {
             tokio::select! {
                 _ = sweep.tick() => {
+                    if target.generation() != generation {
+                        break;
+                    }
                     let idle: Vec<Vec<u8>> = shared
                         .lock()
                         .iter()
