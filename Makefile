@@ -91,10 +91,10 @@ uninstall:
 	rm -f "$(DESTDIR)$(EXT_DIR)/ephpm.so" "$(DESTDIR)$(PREFIX)/bin/ephpm-node" "$(DESTDIR)$(PREFIX)/bin/ephpm" "$(INI_DIR)/ephpm.ini"
 
 # ephpm_<version>_<arch>.deb (packaging/): the extension for Debian's PHP, enabled for
-# every SAPI, ephpm-node with its systemd unit (disabled), the stub and the adapters in
+# every SAPI, ephpm-node with its systemd unit (disabled), the operator CLI ephpm, the stub and the adapters in
 # /usr/share/ephpm. Install it with apt-get install ./target/ephpm_*.deb.
 deb: binaries
-	bash packaging/build-deb.sh $(VERSION) $(SO) target $(NODE)
+	bash packaging/build-deb.sh $(VERSION) $(SO) target $(NODE) target/release/ephpm
 
 # The release asset PIE downloads (php-ext.download-url-method: pre-packaged-binary) and
 # its .sha256, in target/.
