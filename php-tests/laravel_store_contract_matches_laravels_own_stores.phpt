@@ -58,7 +58,8 @@ $without = add_race('naive', function () {
     $store = Cache::store()->getStore();
     return new Illuminate\Cache\Repository(new class($store) implements Illuminate\Contracts\Cache\Store {
         public function __construct(private $s) {}
-        public function get($key) { return $this->s->get($key); }
+        // A read that takes a moment, as over a network: the window get-then-put leaves open.
+        public function get($key) { $v = $this->s->get($key); usleep(2000); return $v; }
         public function many(array $keys) { return $this->s->many($keys); }
         public function put($key, $value, $seconds) { return $this->s->put($key, $value, $seconds); }
         public function putMany(array $values, $seconds) { return $this->s->putMany($values, $seconds); }
