@@ -392,20 +392,8 @@ extern "C" fn stats(ex: &mut ExecuteData, rv: &mut Zval) {
         };
         let mut a = ZendHashTable::new();
         let _ = a.insert("backend", s.store().describe());
-        for (name, n) in [
-            ("memory_size", st.memory_size),
-            ("memory_used", st.memory_used),
-            ("memory_free", st.memory_size.saturating_sub(st.memory_used)),
-            ("entries", st.entries),
-            ("hits", st.hits),
-            ("misses", st.misses),
-            ("evictions", st.evictions),
-            ("expirations", st.expirations),
-            ("repairs", st.repairs),
-            ("resets", st.resets),
-            ("shards", st.shards),
-        ] {
-            let _ = a.insert(name, n as i64);
+        for (name, n) in st.named() {
+            let _ = a.insert(name, i64::try_from(n).unwrap_or(i64::MAX));
         }
         rv.set_hashtable(a);
     })

@@ -153,6 +153,29 @@ pub struct Stats {
     pub shards: u64,
 }
 
+impl Stats {
+    /// The counters by the names `Kv::stats()`, the CLI and the metrics show, with
+    /// `memory_free` derived.
+    pub fn named(&self) -> [(&'static str, u64); 11] {
+        [
+            ("memory_size", self.memory_size),
+            ("memory_used", self.memory_used),
+            (
+                "memory_free",
+                self.memory_size.saturating_sub(self.memory_used),
+            ),
+            ("entries", self.entries),
+            ("hits", self.hits),
+            ("misses", self.misses),
+            ("evictions", self.evictions),
+            ("expirations", self.expirations),
+            ("repairs", self.repairs),
+            ("resets", self.resets),
+            ("shards", self.shards),
+        ]
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("the key must not be empty")]

@@ -84,19 +84,7 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
 
 pub fn stats(s: &dyn Store) -> Done {
     let st = s.stats()?;
-    let numbers = [
-        ("memory_size", st.memory_size),
-        ("memory_used", st.memory_used),
-        ("memory_free", st.memory_size.saturating_sub(st.memory_used)),
-        ("entries", st.entries),
-        ("hits", st.hits),
-        ("misses", st.misses),
-        ("evictions", st.evictions),
-        ("expirations", st.expirations),
-        ("repairs", st.repairs),
-        ("resets", st.resets),
-        ("shards", st.shards),
-    ];
+    let numbers = st.named();
     let backend = s.describe();
     let mut rows = vec![["backend".to_string(), backend.clone()]];
     let mut json = vec![("backend", Json::Str(backend))];

@@ -559,15 +559,7 @@ impl Store for RedisStore {
         let mut cursor = 0u64;
         let mut removed = 0u64;
         loop {
-            let (next, found): (u64, Vec<Vec<u8>>) = self.run_idempotent(|c| {
-                redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(CLEAR_BATCH)
-                    .query(&mut c.con)
-            })?;
+            let (next, found) = self.scan_page(&pattern, cursor, CLEAR_BATCH)?;
             if !found.is_empty() {
                 let n: u64 = self.run(|c| redis::cmd("UNLINK").arg(&found).query(&mut c.con))?;
                 removed += n;

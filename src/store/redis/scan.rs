@@ -8,6 +8,25 @@ use super::{KeyTtl, RedisStore, Result, ScanEntry};
 const SCAN_COUNT: usize = 500;
 
 impl RedisStore {
+    /// One SCAN call: the next cursor and the keys (with the DSN's prefix) it found
+    /// matching the glob `pattern`.
+    pub(super) fn scan_page(
+        &self,
+        pattern: &[u8],
+        cursor: u64,
+        count: usize,
+    ) -> Result<(u64, Vec<Vec<u8>>)> {
+        self.run_idempotent(|c| {
+            redis::cmd("SCAN")
+                .arg(cursor)
+                .arg("MATCH")
+                .arg(pattern)
+                .arg("COUNT")
+                .arg(count)
+                .query(&mut c.con)
+        })
+    }
+
     pub(super) fn scan_batch(
         &self,
         prefix: &[u8],
@@ -16,15 +35,7 @@ impl RedisStore {
     ) -> Result<u64> {
         let mut pattern = keys::glob_escape(&self.key(prefix));
         pattern.push(b'*');
-        let (next, found): (u64, Vec<Vec<u8>>) = self.run_idempotent(|c| {
-            redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(SCAN_COUNT)
-                .query(&mut c.con)
-        })?;
+        let (next, found) = self.scan_page(&pattern, cursor, SCAN_COUNT)?;
         // A lock's fencing counter is a key of its own (with an empty prefix it matches
         // too): it is shown as its lock's fence, not as an entry.
         let found: Vec<Vec<u8>> = found

@@ -447,18 +447,6 @@ thread_local! {
     static VISIT_COPY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A value read as `value` whose bytes, if it has any, are `bytes`.
-fn value_of(value: Fetched, bytes: &[u8]) -> Value<'_> {
-    match value {
-        Fetched::Str => Value::Str(bytes),
-        Fetched::Serialized => Value::Serialized(bytes),
-        Fetched::Int(n) => Value::Int(n),
-        Fetched::Float(x) => Value::Float(x),
-        Fetched::Bool(b) => Value::Bool(b),
-        Fetched::Null => Value::Null,
-    }
-}
-
 /// The shard a key's hash belongs to: its top bits.
 #[inline]
 fn shard_of(hash: u64) -> usize {
@@ -494,7 +482,7 @@ impl Store for ShmStore {
                 .read_optimistic(key, &mut buf, OPTIMISTIC_VISIT_MAX)
                 .map(|hit| {
                     hit.map(|h| {
-                        visit(value_of(h.value, &buf));
+                        visit(h.value.with(&buf));
                         h.version
                     })
                 });
@@ -639,7 +627,11 @@ impl Store for ShmStore {
                 break;
             }
         }
-        Ok(if next < self.shards.len() { next as u64 } else { 0 })
+        Ok(if next < self.shards.len() {
+            next as u64
+        } else {
+            0
+        })
     }
 
     /// Locking: every shard lock in turn, one at a time.

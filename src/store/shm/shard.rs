@@ -736,7 +736,9 @@ impl Guard<'_> {
                 continue;
             }
             let off = s as u32;
-            let key = self.a.bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN));
+            let key = self
+                .a
+                .bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN));
             let expires = self.a.u64(off + E_EXPIRES);
             if !key.starts_with(prefix) || now.expired(expires) {
                 continue;
