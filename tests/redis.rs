@@ -7,10 +7,11 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::mpsc;
+
 use std::time::Duration;
 
 use common::fake_resp::FakeRedis;
+use common::no_hang;
 use common::redis::RedisServer;
 use ephpm::lock::{Locks, new_token};
 use ephpm::store::dsn::{self, Dsn};
@@ -22,17 +23,6 @@ fn open(dsn: &str) -> Arc<RedisStore> {
         panic!("not a redis dsn: {dsn}")
     };
     Arc::new(RedisStore::new(target).expect("store"))
-}
-
-/// Runs `f` on another thread and fails the test if it has not returned within a
-/// minute: a bound on a hang, not a measurement.
-fn no_hang<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("the call hung")
 }
 
 /// DELEX where the server has it (Redis ≥ 8.4), DELIFEQ where it has that (Valkey ≥ 9),

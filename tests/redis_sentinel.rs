@@ -8,9 +8,10 @@ mod common;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::no_hang;
 use ephpm::lock::Locks;
 use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
@@ -213,17 +214,6 @@ fn write_sentinel_conf(dir: &Path, i: usize, port: u16, master: u16) -> PathBuf 
     );
     std::fs::write(&path, conf).expect("sentinel conf");
     path
-}
-
-/// Runs `f` on another thread and fails the test if it has not returned within a
-/// minute: a bound on a hang, not a measurement.
-fn no_hang<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(Duration::from_secs(60))
-        .expect("the call hung")
 }
 
 #[test]

@@ -578,6 +578,17 @@ extern "C" fn with(ex: &mut ExecuteData, rv: &mut Zval) {
     })
 }
 
+/// `NAME(string $name, ?int $ttlMs = null, int $waitMs = 0): ?Ephpm\Lock`: the three
+/// acquire methods (exclusive, read, write) share their signature.
+fn acquire_method(method: &'static str, handler: super::call::Handler) -> FunctionBuilder<'static> {
+    FunctionBuilder::new(method, handler)
+        .arg(Arg::new("name", DataType::String))
+        .arg(nullable("ttlMs", DataType::Long))
+        .arg(Arg::new("waitMs", DataType::Long).default("0"))
+        .required_args(1)
+        .returns(DataType::object("Ephpm\\Lock"), false, true)
+}
+
 fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
     let name = || Arg::new("name", DataType::String);
     let closure = |n: &str| Arg::new(n, DataType::object("Closure"));
@@ -593,24 +604,9 @@ fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
             .arg(nullable("beta", DataType::Double))
             .required_args(4)
             .returns(DataType::Mixed, false, false),
-        FunctionBuilder::new("acquire", acquire)
-            .arg(name())
-            .arg(nullable_ms("ttlMs"))
-            .arg(Arg::new("waitMs", DataType::Long).default("0"))
-            .required_args(1)
-            .returns(DataType::object("Ephpm\\Lock"), false, true),
-        FunctionBuilder::new("acquireRead", acquire_read)
-            .arg(name())
-            .arg(nullable_ms("ttlMs"))
-            .arg(Arg::new("waitMs", DataType::Long).default("0"))
-            .required_args(1)
-            .returns(DataType::object("Ephpm\\Lock"), false, true),
-        FunctionBuilder::new("acquireWrite", acquire_write)
-            .arg(name())
-            .arg(nullable_ms("ttlMs"))
-            .arg(Arg::new("waitMs", DataType::Long).default("0"))
-            .required_args(1)
-            .returns(DataType::object("Ephpm\\Lock"), false, true),
+        acquire_method("acquire", acquire),
+        acquire_method("acquireRead", acquire_read),
+        acquire_method("acquireWrite", acquire_write),
         FunctionBuilder::new("exclusively", exclusively)
             .arg(name())
             .arg(Arg::new("run", DataType::object("Closure")))

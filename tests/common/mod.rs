@@ -126,3 +126,14 @@ pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
         }
     }
 }
+
+/// Runs `f` on another thread and fails the test if it has not returned within a
+/// minute: a bound on a hang, not a measurement.
+pub fn no_hang<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the call hung")
+}
