@@ -227,6 +227,25 @@ fn an_unreachable_owner_is_unavailable_never_inserted() {
     );
 }
 
+/// A stopped replica costs the owner its one-second wait for the copy, never the write:
+/// the node that routed the request waits for the owner longer than the owner waits for
+/// its replicas (with equal waits the write landed and the caller was told it failed).
+#[test]
+fn a_stopped_replica_slows_a_write_but_never_fails_it() {
+    let dir = TestDir::new("slowrep");
+    let nodes = start_cluster(&dir, 3, &[]);
+    let key = key_owned_by(&ids(3), "node-2", "k");
+    let s1 = nodes[0].store();
+    nodes[2].signal(libc::SIGSTOP);
+    let written = s1.set_nx(&key, Value::Str(b"v"), Some(Duration::from_secs(30)));
+    nodes[2].signal(libc::SIGCONT);
+    assert!(
+        matches!(written, Ok(SetNx::Inserted)),
+        "set_nx gave {written:?}"
+    );
+    assert_eq!(string(&s1, &key), Some(b"v".to_vec()));
+}
+
 const RACERS_PER_NODE: usize = 8;
 const LOCK_ROUNDS: i64 = 100;
 

@@ -11,8 +11,8 @@
 //!
 //! - `cluster://` and `cluster://NAME`: the gossip cluster, through the node of the host
 //!   store NAME (default `ephpm.store_name`), with `?timeout=SECONDS` (default 3: the
-//!   node itself waits up to 1 s for a key's owner, twice while views differ) and
-//!   `?prefix=STRING`.
+//!   node itself waits up to 2.5 s for a key's owner, which waits up to 1 s for its
+//!   replicas) and `?prefix=STRING`.
 
 use std::time::Duration;
 

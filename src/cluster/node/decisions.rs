@@ -26,9 +26,14 @@ impl Node {
                     return self.decide(op).await;
                 }
                 let key = op.key().unwrap_or_default().to_vec();
+                // The owner answers only after its own asks, each bounded by
+                // `cfg.timeout`: the entry from the previous placement during a hand-off,
+                // then its replicas' acknowledgements. Waiting for it no longer than one
+                // of those turned one slow replica into a failed write that had landed.
+                let owner_budget = self.cfg.timeout * 5 / 2;
                 let timeout = match &op {
-                    Op::Wait { timeout, .. } => *timeout + self.cfg.timeout,
-                    _ => self.cfg.timeout,
+                    Op::Wait { timeout, .. } => *timeout + owner_budget,
+                    _ => owner_budget,
                 };
                 for attempt in 0..2 {
                     let Some(owner) = self.placement(&key).into_iter().next() else {
