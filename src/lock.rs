@@ -59,7 +59,8 @@ impl Locks {
         Locks { store }
     }
 
-    /// Takes the lock, waiting up to `wait` for it to become free.
+    /// Takes the lock, waiting up to `wait` for it to become free. Waiters wait in line
+    /// where the store keeps one (`Store::lock_wait`): a release wakes one of them.
     pub fn acquire(&self, name: &[u8], ttl: Duration, wait: Duration) -> Result<Option<Held>> {
         let deadline = Instant::now() + wait;
         let token = new_token();
@@ -75,37 +76,23 @@ impl Locks {
             if left.is_zero() {
                 return Ok(None);
             }
-            self.wait_until_free(name, left)?;
+            if cfg!(feature = "broadcast-wakeups") {
+                // Every waiter woken by every release, as before the lines (for the
+                // tests that count wake-ups to be seen failing).
+                self.wait_until_free(name, left)?;
+            } else {
+                self.store.lock_wait(name, left)?;
+            }
         }
     }
 
     /// Waits until the lock may be free — it was released or changed hands, or its holder's
-    /// TTL ran out — or `timeout` passes (false). Callers race for it again: a wake-up
-    /// costs the store one call (the race), not a look and then a race.
+    /// TTL ran out — or `timeout` passes (false). Every waiter wakes at a release, which
+    /// is what MemoLock's waiters want: they all look for the value its holder made.
+    /// Callers race for it again: a wake-up costs the store one call (the race), not a
+    /// look and then a race.
     pub fn wait_until_free(&self, name: &[u8], timeout: Duration) -> Result<bool> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let Some((version, ttl)) = self.store.version_and_ttl(name)? else {
-                return Ok(true);
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Ok(false);
-            }
-            // Never sleep past the holder's TTL: a dead holder's lock frees itself then,
-            // and nobody signals an expiry.
-            let until_expiry = match ttl {
-                KeyTtl::Missing => return Ok(true),
-                KeyTtl::Persistent => left,
-                KeyTtl::Remaining(d) => d + Duration::from_millis(1),
-            };
-            if self
-                .store
-                .wait_for_change(name, version, left.min(until_expiry))?
-            {
-                return Ok(true);
-            }
-        }
+        wait_for_release(&*self.store, name, timeout)
     }
 
     /// Extends a held lock to `ttl` from now; false when it is no longer ours.
@@ -126,5 +113,34 @@ impl Locks {
             ours = matches!(v, crate::store::Value::Str(t) if t == held.token);
         })?;
         Ok(ours)
+    }
+}
+
+/// `Locks::wait_until_free` on any store (and `Store::lock_wait`'s default): wakes at
+/// every change of the lock, with every other waiter.
+pub fn wait_for_release<S: Store + ?Sized>(
+    store: &S,
+    name: &[u8],
+    timeout: Duration,
+) -> Result<bool> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let Some((version, ttl)) = store.version_and_ttl(name)? else {
+            return Ok(true);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(false);
+        }
+        // Never sleep past the holder's TTL: a dead holder's lock frees itself then,
+        // and nobody signals an expiry.
+        let until_expiry = match ttl {
+            KeyTtl::Missing => return Ok(true),
+            KeyTtl::Persistent => left,
+            KeyTtl::Remaining(d) => d + Duration::from_millis(1),
+        };
+        if store.wait_for_change(name, version, left.min(until_expiry))? {
+            return Ok(true);
+        }
     }
 }

@@ -294,6 +294,17 @@ pub trait Store: Send + Sync {
     /// Releases the lock if `token` still holds it, waking its waiters; returns whether
     /// it did.
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool>;
+    /// Waits for a turn at the lock `name`: true when a release handed this waiter its
+    /// turn or the lock may be free (race for it with `lock_acquire`), false when
+    /// `timeout` passes. Sleeps in bounded slices and never past the holder's TTL.
+    ///
+    /// Redis and the cluster keep a line of waiters, and a release wakes the first one
+    /// only (with many waiters, waking all of them for one winner is a thundering herd).
+    /// The default wakes every waiter at each release, like `wait_for_change`: on `shm://`
+    /// a wake-up costs microseconds and no round trip.
+    fn lock_wait(&self, name: &[u8], timeout: Duration) -> Result<bool> {
+        crate::lock::wait_for_release(self, name, timeout)
+    }
     /// Runs one read/write-lock operation on the lock `name` atomically where the data
     /// lives (`crate::rwlock::state::apply` on the key's value), waking the key's waiters
     /// when it changes the lock. A refusal carries the key's version as

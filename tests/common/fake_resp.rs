@@ -189,6 +189,13 @@ fn answer(args: &[Vec<u8>], has: &[&str], st: &mut State) -> Vec<u8> {
             let argv = &args[3 + nkeys..];
             run_script(body.lines().next().unwrap_or(""), keys, argv, st)
         }
+        "EVAL" => {
+            let body = String::from_utf8_lossy(&args[1]).into_owned();
+            let nkeys: usize = String::from_utf8_lossy(&args[2]).parse().expect("numkeys");
+            let keys = &args[3..3 + nkeys];
+            let argv = &args[3 + nkeys..];
+            run_script(body.lines().next().unwrap_or(""), keys, argv, st)
+        }
         _ => format!("-ERR the fake does not know '{name}'\r\n").into_bytes(),
     }
 }
@@ -217,6 +224,8 @@ fn run_script(first_line: &str, keys: &[Vec<u8>], argv: &[Vec<u8>], st: &mut Sta
             }
             int(matches as i64)
         }
+        // No waiters ever queue on the fake: nobody to hand the lock to.
+        "-- ephpm:hand_over" => int(0),
         "-- ephpm:extend" => int((st.data.get(&keys[0]) == Some(&argv[0])) as i64),
         other => format!("-ERR the fake cannot run the script '{other}'\r\n").into_bytes(),
     }

@@ -1,11 +1,13 @@
 //! The Redis keys and channels of an ephpm key: the DSN's prefix goes before every one,
-//! and a lock's fencing counter and wake-up channel are named after the lock so that they
-//! share its Redis Cluster hash slot.
+//! and a lock's fencing counter, wake-up channel and waiters' line are named after the
+//! lock so that they share its Redis Cluster hash slot.
 
 /// The suffix of a lock's fencing counter.
 pub const FENCE: &[u8] = b":ephpm:fence";
 /// The suffix of a key's wake-up channel (published on release and compare-and-delete).
 pub const WAKE: &[u8] = b":ephpm:wake";
+/// The suffix of a lock's line of waiters (`queue.rs`).
+pub const QUEUE: &[u8] = b":ephpm:queue";
 
 /// `key` with the DSN's prefix.
 pub fn full(prefix: &[u8], key: &[u8]) -> Vec<u8> {

@@ -2,7 +2,8 @@
 //! for fleets that share one. No PHP here.
 //!
 //! - `value.rs`    typed values in Redis strings (integers stay INCRBY-able)
-//! - `keys.rs`     the DSN prefix, and the counter and channel named after a lock
+//! - `keys.rs`     the DSN prefix, and the counter, channel and line named after a lock
+//! - `queue.rs`    waiters of a lock in line: a release wakes one of them, not all
 //! - `rwlock.rs`   read/write locks: decided in Rust, swapped in by a script
 //! - `scripts.rs`  the atomic steps, and native compare-and-delete where the server has it
 //! - `target.rs`   which server: the DSN's, or the master Redis Sentinel names
@@ -36,6 +37,7 @@
 //!   `noeviction` or an `allkeys-*` policy that prefers other keys.
 
 mod keys;
+mod queue;
 mod rwlock;
 mod scan;
 mod scripts;
@@ -52,6 +54,7 @@ use super::dsn::RedisDsn;
 use super::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 use scripts::Flavour;
 use target::Target;
+pub use wakeups::WakeCounts;
 use wakeups::Wakeups;
 
 /// A counter outlives its lock's last acquisition by this much (see `scripts::ACQUIRE`).
@@ -283,12 +286,14 @@ impl RedisStore {
     }
 
     /// Deletes `full` if it holds the string `expected` (or, when that spells an integer,
-    /// the integer), publishing on its channel. A lock token never spells an integer, so
-    /// releases take the server's native command where it has one.
+    /// the integer), publishing on its channel and handing a lock to the first waiter in
+    /// its line (`queue.rs`). A lock token never spells an integer, so releases take the
+    /// server's native command where it has one.
     fn compare_and_delete(&self, full: &[u8], expected: &[u8]) -> Result<bool> {
         let as_str = encoded(Value::Str(expected));
         let as_int = matches!(bytes::decode(expected), Value::Int(_)).then_some(expected);
         let channel = keys::derived(full, keys::WAKE);
+        let line = keys::derived(full, keys::QUEUE);
         #[cfg(feature = "broken-atomicity")]
         {
             let stored = self.stored(full)?;
@@ -305,20 +310,23 @@ impl RedisStore {
                     .cmd("PUBLISH")
                     .arg(&channel)
                     .arg("")
-                    .query::<(i64, i64)>(&mut c.con)
-                    .map(|(n, _)| n == 1)
+                    .add_command(queue::hand_over_if_free(full, &line))
+                    .query::<(i64, i64, i64)>(&mut c.con)
+                    .map(|(n, _, _)| n == 1)
             });
         }
         self.run(|c| {
             let deleted: i64 = match c.flavour {
                 _ if as_int.is_some() => scripts::RELEASE
                     .key(full)
+                    .key(&line)
                     .arg(&as_str)
                     .arg(&channel)
                     .arg(expected)
                     .invoke(&mut c.con)?,
                 Flavour::Lua => scripts::RELEASE
                     .key(full)
+                    .key(&line)
                     .arg(&as_str)
                     .arg(&channel)
                     .invoke(&mut c.con)?,
@@ -332,11 +340,12 @@ impl RedisStore {
                         del.arg("IFEQ");
                     }
                     del.arg(&as_str);
-                    let (deleted, _): (i64, i64) = redis::pipe()
+                    let (deleted, _, _): (i64, i64, i64) = redis::pipe()
                         .add_command(del)
                         .cmd("PUBLISH")
                         .arg(&channel)
                         .arg("")
+                        .add_command(queue::hand_over_if_free(full, &line))
                         .query(&mut c.con)?;
                     deleted
                 }
@@ -662,6 +671,10 @@ impl Store for RedisStore {
 
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
         self.compare_and_delete(&self.key(name), token)
+    }
+
+    fn lock_wait(&self, name: &[u8], timeout: Duration) -> Result<bool> {
+        self.wait_in_line(name, timeout)
     }
 
     fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome> {

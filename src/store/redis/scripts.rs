@@ -83,17 +83,56 @@ return fence",
     )
 });
 
+/// Hands a released lock to the first waiter in its line (`queue.rs`): pops the next
+/// ticket of KEYS[2] and publishes it on the mailbox channel it names (`mailbox:id`), so
+/// that one waiter wakes, not all. A ticket whose waiter is gone wakes nobody; the others
+/// look again within a slice.
+const HAND_OVER: &str = r"
+local t = redis.call('LPOP', KEYS[2])
+if t then redis.call('PUBLISH', string.match(t, '^(.*):'), t) end";
+
 /// Deletes a key whose value is ARGV[1] (or ARGV[3], when given: an integer matches as its
-/// Redis integer and as a string ephpm tagged) and publishes on the channel ARGV[2].
-/// KEYS: key. Returns 1 when it deleted.
+/// Redis integer and as a string ephpm tagged), publishes on the channel ARGV[2] (every
+/// waiter for a change of the key) and hands the lock to the first waiter in the line
+/// KEYS[2]. KEYS: key, line. Returns 1 when it deleted.
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
+    Script::new(&format!(
         r"-- ephpm:release
 local v = redis.call('GET', KEYS[1])
 if v ~= ARGV[1] and (ARGV[3] == nil or v ~= ARGV[3]) then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], '')
-return 1",
+redis.call('PUBLISH', ARGV[2], ''){HAND_OVER}
+return 1"
+    ))
+});
+
+/// The hand-over after a server's native compare-and-delete (sent with it in one
+/// pipeline, by EVAL: a pipeline cannot reload a script the server lost). KEYS: lock,
+/// line. Hands over only while the lock is absent: if somebody took it between the
+/// delete and this, that holder's release hands it over instead.
+pub static HAND_OVER_IF_FREE: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        r"-- ephpm:hand_over
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end{HAND_OVER}
+return 1"
+    )
+});
+
+/// Puts the ticket ARGV[1] at the end of the lock's line unless it is in it already,
+/// and gives the line a TTL of ARGV[2] ms (an abandoned line goes away). KEYS: lock,
+/// line. Returns the lock's PTTL (-1: no TTL), or -2 when the lock is free: then the
+/// ticket is taken out of the line instead, and the caller races for the lock.
+pub static ENQUEUE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:enqueue
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then
+  redis.call('LREM', KEYS[2], 1, ARGV[1])
+  return -2
+end
+if not redis.call('LPOS', KEYS[2], ARGV[1]) then redis.call('RPUSH', KEYS[2], ARGV[1]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return ttl",
     )
 });
 
