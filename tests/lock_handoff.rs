@@ -52,7 +52,10 @@ fn waiting(dsn: &str) -> usize {
 fn commands(dsn: &str) -> u64 {
     let client = redis::Client::open(dsn).expect("client");
     let mut con = client.get_connection().expect("connection");
-    let info: String = redis::cmd("INFO").arg("stats").query(&mut con).expect("INFO");
+    let info: String = redis::cmd("INFO")
+        .arg("stats")
+        .query(&mut con)
+        .expect("INFO");
     info.lines()
         .find_map(|l| l.strip_prefix("total_commands_processed:"))
         .and_then(|n| n.trim().parse().ok())
@@ -70,10 +73,7 @@ fn until_waiting(dsn: &str, n: usize) {
 /// process has) that takes the lock once, checks nobody else holds it meanwhile, holds
 /// it a moment (so that the others are asleep when it releases, as behind a request),
 /// and releases it; returns its fence.
-fn waiter(
-    dsn: &str,
-    inside: Arc<AtomicBool>,
-) -> (Arc<RedisStore>, std::thread::JoinHandle<u64>) {
+fn waiter(dsn: &str, inside: Arc<AtomicBool>) -> (Arc<RedisStore>, std::thread::JoinHandle<u64>) {
     let store = open(dsn);
     let locks = Locks::new(store.clone());
     let thread = std::thread::spawn(move || {
@@ -111,9 +111,7 @@ fn a_release_wakes_one_waiter_not_all() {
     let (woken, slices, releases, commands) = no_hang(move || {
         let (locks, held) = hold(&dsn);
         let inside = Arc::new(AtomicBool::new(false));
-        let waiters: Vec<_> = (0..WAITERS)
-            .map(|_| waiter(&dsn, inside.clone()))
-            .collect();
+        let waiters: Vec<_> = (0..WAITERS).map(|_| waiter(&dsn, inside.clone())).collect();
         until_waiting(&dsn, WAITERS);
         let before = commands(&dsn);
         assert!(locks.release(&held).expect("release"));
@@ -163,7 +161,10 @@ fn a_waiter_killed_in_the_line_does_not_wedge_the_others() {
     let dsn = server.unix_dsn("");
     no_hang(move || {
         let (locks, held) = hold(&dsn);
-        let mut dead = child::spawn("a_waiter_killed_in_the_line_does_not_wedge_the_others", &dsn);
+        let mut dead = child::spawn(
+            "a_waiter_killed_in_the_line_does_not_wedge_the_others",
+            &dsn,
+        );
         until_waiting(&dsn, 1);
         dead.kill().expect("kill the waiter");
         dead.wait().expect("reap the waiter");
