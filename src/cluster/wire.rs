@@ -64,6 +64,12 @@ pub enum Op {
         version: u64,
         timeout: Duration,
     },
+    /// Waits in the line of the exclusive lock `key` at its owner: true once a
+    /// release handed this waiter its turn or the lock is free, false after `timeout`.
+    LockWait {
+        key: Vec<u8>,
+        timeout: Duration,
+    },
     LockAcquire {
         key: Vec<u8>,
         token: Vec<u8>,
@@ -139,6 +145,7 @@ impl Op {
             | IncrBy { key, .. }
             | Expire { key, .. }
             | Wait { key, .. }
+            | LockWait { key, .. }
             | LockAcquire { key, .. }
             | LockExtend { key, .. }
             | LockRelease { key, .. }
@@ -297,6 +304,7 @@ pub fn encode_request(route: Route, op: &Op) -> Vec<u8> {
         Op::Put { key, entry } => o.u8(14).bytes(key).entry(entry),
         Op::Members => o.u8(15),
         Op::RwLock { key, op } => o.u8(16).bytes(key).rw_op(op),
+        Op::LockWait { key, timeout } => o.u8(17).bytes(key).ttl(Some(*timeout)),
     };
     o.0
 }
@@ -338,6 +346,10 @@ pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
         8 => Op::Wait {
             key: i.bytes()?,
             version: i.u64()?,
+            timeout: i.duration()?,
+        },
+        17 => Op::LockWait {
+            key: i.bytes()?,
             timeout: i.duration()?,
         },
         9 => Op::LockAcquire {
@@ -543,6 +555,10 @@ mod tests {
                 key: b"k".to_vec(),
                 version: 9,
                 timeout: Duration::from_secs(2),
+            },
+            Op::LockWait {
+                key: b"k".to_vec(),
+                timeout: Duration::from_millis(250),
             },
             Op::Put {
                 key: b"k".to_vec(),

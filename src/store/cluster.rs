@@ -5,6 +5,7 @@
 
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,8 @@ pub struct ClusterStore {
     /// Idle connections to the node, with the pid that opened them: a forked child
     /// never shares its parent's.
     idle: Mutex<Vec<(u32, UnixStream)>>,
+    /// Requests sent to the node (for the tests that count a lock's round trips).
+    requests: AtomicU64,
 }
 
 impl ClusterStore {
@@ -40,6 +43,7 @@ impl ClusterStore {
                 timeout,
                 prefix: prefix.to_vec(),
                 idle: Mutex::new(Vec::new()),
+                requests: AtomicU64::new(0),
             },
             warnings,
         ))
@@ -60,14 +64,15 @@ impl ClusterStore {
     /// timeout (plus the wait a `Wait` asks for): a node that is stopped (SIGSTOP) or
     /// stuck makes the call `Unavailable` within it, never later.
     fn call(&self, op: &Op) -> Result<Response> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
         let wait = match op {
-            Op::Wait { timeout, .. } => *timeout,
+            Op::Wait { timeout, .. } | Op::LockWait { timeout, .. } => *timeout,
             _ => Duration::ZERO,
         };
         let deadline = Instant::now() + wait + self.timeout;
         let idempotent = matches!(
             op,
-            Op::Read { .. } | Op::Wait { .. } | Op::Stats | Op::Members
+            Op::Read { .. } | Op::Wait { .. } | Op::LockWait { .. } | Op::Stats | Op::Members
         );
         let body = wire::encode_request(Route::Client, op);
         let pid = crate::runtime::pid();
@@ -103,6 +108,11 @@ impl ClusterStore {
                 Err(e) => return Err(self.unavailable(e.to_string())),
             }
         }
+    }
+
+    /// Requests this store sent to the node so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
     }
 
     /// The node ids the host's node sees as members.
@@ -365,6 +375,14 @@ impl Store for ClusterStore {
             Response::Fence(f) => Ok(f),
             other => Err(unexpected(other)),
         }
+    }
+
+    /// In line at the lock's owner: a release wakes one waiter (`cluster::node::lines`).
+    fn lock_wait(&self, name: &[u8], timeout: Duration) -> Result<bool> {
+        self.boolean(Op::LockWait {
+            key: self.full(name),
+            timeout,
+        })
     }
 
     fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {

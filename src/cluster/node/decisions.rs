@@ -4,6 +4,9 @@
 
 use super::*;
 
+/// The longest a lock's waiter sleeps at the owner before it looks at the lock again.
+const LINE_SLICE: Duration = Duration::from_millis(100);
+
 impl Node {
     /// A request of a PHP process of this host.
     pub(super) async fn route(self: &Arc<Self>, op: Op) -> Response {
@@ -32,7 +35,9 @@ impl Node {
                 // of those turned one slow replica into a failed write that had landed.
                 let owner_budget = self.cfg.timeout * 5 / 2;
                 let timeout = match &op {
-                    Op::Wait { timeout, .. } => *timeout + owner_budget,
+                    Op::Wait { timeout, .. } | Op::LockWait { timeout, .. } => {
+                        *timeout + owner_budget
+                    }
                     _ => owner_budget,
                 };
                 for attempt in 0..2 {
@@ -86,6 +91,9 @@ impl Node {
         {
             return self.wait_here(key, version, timeout).await;
         }
+        if let Op::LockWait { key, timeout } = op {
+            return self.wait_in_line(key, timeout).await;
+        }
         let key = op.key().unwrap_or_default().to_vec();
         let _turn = self.stripe(&key).lock().await;
         let current = self.current(&key).await;
@@ -102,6 +110,13 @@ impl Node {
                 return Response::Failed(Failure::Full, e.to_string());
             }
             self.propagate(&key, &w).await;
+            // A deletion frees an exclusive lock: its next waiter's turn (one, not all).
+            if matches!(
+                op,
+                Op::LockRelease { .. } | Op::DelIfEq { .. } | Op::Del { .. }
+            ) {
+                self.lines.hand_over(&key);
+            }
         }
         response
     }
@@ -286,6 +301,54 @@ impl Node {
             .await;
             if !matches!(woke, Ok(Ok(_))) {
                 return Response::Bool(true);
+            }
+        }
+    }
+
+    /// Waits in the line of the exclusive lock `key`, which this node owns, until a
+    /// release hands this waiter its turn (one waiter per release, `lines.rs`) or the
+    /// lock is free or its TTL ran out (true), or `timeout` passes (false). The look
+    /// and the joining are under the key's stripe lock, so a release either finds the
+    /// waiter in line or comes before the look that sees the lock free. The waiter
+    /// sleeps at most `LINE_SLICE` and looks again: a turn handed to a waiter whose
+    /// process died costs the others one slice, never a hang.
+    pub(super) async fn wait_in_line(
+        self: &Arc<Self>,
+        key: Vec<u8>,
+        timeout: Duration,
+    ) -> Response {
+        let deadline = Instant::now() + timeout;
+        let mut turn = None;
+        loop {
+            let ttl = {
+                let _turn = self.stripe(&key).lock().await;
+                let held = self
+                    .current(&key)
+                    .await
+                    .filter(|(e, _)| matches!(entry::parse(e), Some((_, State::Value(_)))));
+                let Some((_, ttl)) = held else {
+                    return Response::Bool(true);
+                };
+                if turn.is_none() {
+                    turn = Some(self.lines.join(&key));
+                }
+                ttl
+            };
+            let now = Instant::now();
+            let mut until = deadline.min(now + LINE_SLICE);
+            if let Some(ttl) = ttl {
+                // Nobody signals an expiry: look again when the holder's TTL runs out.
+                until = until.min(now + ttl + Duration::from_millis(1));
+            }
+            if let Some(wait) = turn.as_mut() {
+                if tokio::time::timeout_at(until.into(), wait).await.is_ok() {
+                    return Response::Bool(true);
+                }
+            }
+            if Instant::now() >= deadline {
+                drop(turn);
+                self.lines.forget_gone(&key);
+                return Response::Bool(false);
             }
         }
     }

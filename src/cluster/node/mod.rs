@@ -11,6 +11,7 @@
 
 mod copies;
 mod decisions;
+mod lines;
 mod membership;
 mod serve;
 
@@ -67,6 +68,8 @@ pub struct Node {
     view: RwLock<View>,
     stripes: Vec<tokio::sync::Mutex<()>>,
     handoff: tokio::sync::Mutex<()>,
+    /// Waiters of the exclusive locks this node owns (`lines.rs`).
+    lines: lines::Lines,
     reads: Mutex<HashMap<Vec<u8>, (u32, Instant)>>,
     gossip: std::sync::OnceLock<Arc<tokio::sync::Mutex<chitchat::Chitchat>>>,
     refused: serve::Refusals,
@@ -150,6 +153,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         }),
         stripes: (0..STRIPES).map(|_| tokio::sync::Mutex::new(())).collect(),
         handoff: tokio::sync::Mutex::new(()),
+        lines: lines::Lines::default(),
         reads: Mutex::new(HashMap::new()),
         gossip: std::sync::OnceLock::new(),
         refused: serve::Refusals::default(),
