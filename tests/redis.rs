@@ -301,8 +301,10 @@ fn release_after_expiry_cannot_free_the_next_holders_lock() {
     assert!(h.fence > last);
 }
 
-/// Eight threads wait on eight different locks: the process has one subscriber
-/// connection for all of them, and each waiter gets its lock when it is released.
+/// Eight threads wait for the releases of eight different locks (as MemoLock's waiters
+/// do: an exclusive lock's waiters wait in a line instead, `tests/lock_handoff.rs`):
+/// the process has one subscriber connection for all of them, and each waiter gets its
+/// lock when it is released.
 #[test]
 fn one_subscriber_serves_every_waiter_of_the_process() {
     let server = RedisServer::start();
@@ -323,6 +325,11 @@ fn one_subscriber_serves_every_waiter_of_the_process() {
                 let locks = locks.clone();
                 t.spawn(move || {
                     let name = format!("lock:{i}");
+                    assert!(
+                        locks
+                            .wait_until_free(name.as_bytes(), Duration::from_secs(50))
+                            .unwrap()
+                    );
                     locks
                         .acquire(
                             name.as_bytes(),
@@ -475,6 +482,12 @@ fn rediss_talks_tls_and_refuses_a_server_it_cannot_verify() {
         .unwrap();
     std::thread::scope(|t| {
         let w = t.spawn(|| {
+            // A wait for the release (MemoLock's), which the subscriber serves.
+            assert!(
+                locks
+                    .wait_until_free(b"l", Duration::from_secs(50))
+                    .unwrap()
+            );
             locks
                 .acquire(b"l", Duration::from_secs(60), Duration::from_secs(50))
                 .unwrap()
