@@ -345,7 +345,8 @@ fn one_subscriber_serves_every_waiter_of_the_process() {
         let subscribers = loop {
             let list: String = redis_cli(&server, &["CLIENT", "LIST"]);
             let subs: Vec<&str> = list.lines().filter(|l| !l.contains(" sub=0 ")).collect();
-            if subs.iter().any(|l| l.contains(" sub=8 ")) {
+            // Eight channels and the process's mailbox (`wakeups.rs`).
+            if subs.iter().any(|l| l.contains(" sub=9 ")) {
                 break subs.len();
             }
             std::thread::sleep(Duration::from_millis(5));

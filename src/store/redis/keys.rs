@@ -8,8 +8,6 @@ pub const FENCE: &[u8] = b":ephpm:fence";
 pub const WAKE: &[u8] = b":ephpm:wake";
 /// The suffix of a lock's line of waiters (`queue.rs`).
 pub const QUEUE: &[u8] = b":ephpm:queue";
-/// The suffix of a waiter's turn key, before its random id (`queue.rs`).
-pub const TURN: &[u8] = b":ephpm:turn:";
 
 /// `key` with the DSN's prefix.
 pub fn full(prefix: &[u8], key: &[u8]) -> Vec<u8> {

@@ -52,9 +52,9 @@ use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
 use super::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
-pub use queue::WakeCounts;
 use scripts::Flavour;
 use target::Target;
+pub use wakeups::WakeCounts;
 use wakeups::Wakeups;
 
 /// A counter outlives its lock's last acquisition by this much (see `scripts::ACQUIRE`).
@@ -82,8 +82,6 @@ pub struct RedisStore {
     target: Arc<Target>,
     pool: Mutex<Pool>,
     wakeups: Mutex<Option<(u32, Arc<Wakeups>)>>,
-    /// Turns handed to this process's waiters in a lock's line (`queue.rs`).
-    turns: queue::Turns,
 }
 
 impl RedisStore {
@@ -110,7 +108,6 @@ impl RedisStore {
                 idle: Vec::new(),
             }),
             wakeups: Mutex::new(None),
-            turns: queue::Turns::default(),
             target: Arc::new(target),
             dsn,
         })

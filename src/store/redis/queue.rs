@@ -8,63 +8,46 @@
 //! trips per release for one winner.
 //!
 //! # How
-//! - A waiter names a **turn key** of its own (`keys::TURN` and a random id, in the
-//!   lock's hash slot) and sends, in one pipeline on its own connection: a script that
-//!   puts the turn key at the end of the lock's **line** (a list, `keys::QUEUE`) while
-//!   the lock is held (`scripts::ENQUEUE`), and `BLPOP` on the turn key for one slice.
-//!   One round trip, and the waiter sleeps in Redis itself: no subscriber, no hop through
-//!   the background runtime, and nothing to set up in a process that waits once.
+//! - A waiter takes a ticket (`mailbox:id`: its process's mailbox channel, see
+//!   `wakeups.rs`, and a random id) and puts it at the end of the lock's line, a Redis
+//!   list named after the lock (`keys::QUEUE`, in the lock's hash slot), in the same
+//!   script that reads the lock's TTL (`scripts::ENQUEUE`): one round trip, and atomic
+//!   with the release, so a release either finds the ticket or comes before the look
+//!   that sees the lock free.
 //! - The release (`scripts::RELEASE`, or the native delete plus
-//!   `scripts::HAND_OVER_IF_FREE` in the same pipeline) pops the first turn key and
-//!   pushes to it: that waiter's BLPOP returns, and it races for the lock. The fence and
-//!   the compare-and-delete are as before; the key's own channel is still published, for
-//!   the waiters that all want to know (MemoLock's "the value is ready",
+//!   `scripts::HAND_OVER_IF_FREE` in the same pipeline) pops the first ticket and
+//!   publishes it on that mailbox: one waiter wakes and races for the lock. The fence
+//!   and the compare-and-delete are as before; the key's own channel is still published,
+//!   for the waiters that all want to know (MemoLock's "the value is ready",
 //!   `wait_for_change`).
-//! - No wake-up is lost: the look and the queueing are one script, atomic with the
-//!   release, and a turn pushed while the waiter is between two BLPOPs waits in its key.
-//!   A look that finds the lock free pushes the waiter's turn itself.
 //!
 //! # What cannot wedge the lock
-//! A waiter blocks one slice (`SLICE`) at most, and looks again (the same pipeline,
-//! which puts its turn key back in line if it left it). So:
-//! - a turn key whose waiter died is popped like any other and wakes nobody: the others
-//!   look again within a slice and find the lock free;
-//! - an expired lock (its holder crashed) lets the waiters in within a slice;
-//! - a waiter that gives up leaves the line, and passes on a turn it was handed
-//!   meanwhile (`scripts::LEAVE`);
+//! A waiter still sleeps in bounded slices (`wakeups::SLICE`) and never past the lock's
+//! TTL, and looks again after each with the same script (which puts its ticket back if
+//! it left the line). So:
+//! - a ticket whose waiter died or gave up is popped like any other and wakes nobody:
+//!   the next release, or the next slice of the others, moves the line on (a waiter
+//!   that gives up takes its ticket out first, when Redis answers);
+//! - an expired lock (its holder crashed) lets the waiters in at its TTL, as before;
 //! - a woken waiter that loses the race to a newcomer queues again (at the end: a line,
 //!   not a strict FIFO of acquisitions).
 //!
-//! Lines and turn keys nobody refreshes expire (`LINE_KEEP`, 10 s in the scripts).
+//! Tickets in a line nobody refreshes go with it after `LINE_KEEP`.
+//!
+//! # Why Pub/Sub and not BLPOP
+//! A variant where each waiter blocked in `BLPOP` on a turn key of its own (pipelined
+//! with its look, no subscriber at all) was measured and dropped: in bench/session.php
+//! its median hand-over was 1.9–3.3 ms against 0.8–1.0 ms for this one, alternated in
+//! one session (2026-12-03, see bench/RESULTS.md).
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::wakeups::SLICE;
+use super::wakeups::{SLICE, WakeCounts};
 use super::{RedisStore, Result, keys, millis, scripts};
 
 /// A lock's line lives this long after its last waiter looked at it: waiters refresh it
 /// every slice, so only an abandoned line expires.
 const LINE_KEEP: Duration = Duration::from_secs(10);
-/// BLPOP's timeout is in seconds, and 0 means "for ever": never less than this.
-const SHORTEST_BLOCK: Duration = Duration::from_millis(1);
-
-/// How this process's waiters of one store were woken.
-#[derive(Default)]
-pub struct Turns {
-    woken: AtomicU64,
-    slices: AtomicU64,
-}
-
-/// How often waiters of one store were woken, in this process, for the tests.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct WakeCounts {
-    /// Waits that a wake-up ended: a turn handed over in a line (one waiter per
-    /// release), or a message on the key's channel (every waiter of the key).
-    pub woken: u64,
-    /// Slices that passed without one, after which the waiter looked again.
-    pub slices: u64,
-}
 
 impl RedisStore {
     /// Waits in the line of the lock `name` until a release hands this waiter its turn
@@ -73,47 +56,38 @@ impl RedisStore {
         let deadline = Instant::now() + timeout;
         let full = self.key(name);
         let line = keys::derived(&full, keys::QUEUE);
-        let mut turn = keys::derived(&full, keys::TURN);
-        turn.extend_from_slice(&crate::lock::new_token());
+        let wakeups = self.wakeups()?;
+        let ticket = wakeups.ticket(deadline.min(Instant::now() + SLICE));
         loop {
-            let block = deadline
-                .saturating_duration_since(Instant::now())
-                .min(SLICE)
-                .max(SHORTEST_BLOCK);
-            let (held, popped): (i64, Option<(Vec<u8>, Vec<u8>)>) = self.run(|c| {
-                // BLPOP answers after `block`: the socket waits that long on top.
-                c.con.set_read_timeout(Some(block + self.dsn.timeout))?;
-                let answer = redis::pipe()
-                    .cmd("EVAL")
-                    .arg(scripts::ENQUEUE)
-                    .arg(3)
-                    .arg(&full)
-                    .arg(&line)
-                    .arg(&turn)
+            let ttl: i64 = self.run(|c| {
+                scripts::ENQUEUE
+                    .key(&full)
+                    .key(&line)
+                    .arg(ticket.name())
                     .arg(millis(LINE_KEEP))
-                    .cmd("BLPOP")
-                    .arg(&turn)
-                    .arg(block.as_secs_f64())
-                    .query(&mut c.con);
-                c.con.set_read_timeout(Some(self.dsn.timeout))?;
-                answer
+                    .invoke(&mut c.con)
             })?;
-            if popped.is_some() {
-                if held == 1 {
-                    // Not the turn the look pushed itself: a release's.
-                    self.turns.woken.fetch_add(1, Ordering::Relaxed);
-                }
+            if ttl == -2 {
                 return Ok(true);
             }
-            self.turns.slices.fetch_add(1, Ordering::Relaxed);
+            let now = Instant::now();
+            let mut until = deadline.min(now + SLICE);
+            if ttl >= 0 {
+                // Nobody signals an expiry: look again when the holder's TTL runs out.
+                until = until.min(now + Duration::from_millis(ttl as u64 + 1));
+            }
+            if wakeups.wait_for_ticket(&ticket, until) {
+                return Ok(true);
+            }
             if Instant::now() >= deadline {
-                // If Redis does not answer, the turn key costs the others one slice.
+                // Leave the line, so that no release hands the lock to nobody. If Redis
+                // does not answer, the ticket costs the others one slice.
                 let _ = self.run(|c| {
-                    scripts::LEAVE
-                        .key(&full)
-                        .key(&line)
-                        .key(&turn)
-                        .invoke::<i64>(&mut c.con)
+                    redis::cmd("LREM")
+                        .arg(&line)
+                        .arg(1)
+                        .arg(ticket.name())
+                        .query::<i64>(&mut c.con)
                 });
                 return Ok(false);
             }
@@ -122,16 +96,9 @@ impl RedisStore {
 
     /// How often this store's waiters were woken, in this process (for the tests).
     pub fn wake_counts(&self) -> WakeCounts {
-        let mut counts = WakeCounts {
-            woken: self.turns.woken.load(Ordering::Relaxed),
-            slices: self.turns.slices.load(Ordering::Relaxed),
-        };
         let slot = self.wakeups.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, w)) = slot.as_ref() {
-            counts.woken += w.woken.load(Ordering::Relaxed);
-            counts.slices += w.slices.load(Ordering::Relaxed);
-        }
-        counts
+        slot.as_ref()
+            .map_or(WakeCounts::default(), |(_, w)| w.counts())
     }
 }
 

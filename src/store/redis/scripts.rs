@@ -84,15 +84,12 @@ return fence",
 });
 
 /// Hands a released lock to the first waiter in its line (`queue.rs`): pops the next
-/// ticket of KEYS[2] (the name of that waiter's turn key) and pushes to the turn key, on
-/// which the waiter blocks (BLPOP): one waiter wakes, not all. A turn key whose waiter is
-/// gone expires; the others look again within a slice.
+/// ticket of KEYS[2] and publishes it on the mailbox channel it names (`mailbox:id`), so
+/// that one waiter wakes, not all. A ticket whose waiter is gone wakes nobody; the others
+/// look again within a slice.
 const HAND_OVER: &str = r"
 local t = redis.call('LPOP', KEYS[2])
-if t then
-  redis.call('RPUSH', t, '1')
-  redis.call('PEXPIRE', t, 10000)
-end";
+if t then redis.call('PUBLISH', string.match(t, '^(.*):'), t) end";
 
 /// Deletes a key whose value is ARGV[1] (or ARGV[3], when given: an integer matches as its
 /// Redis integer and as a string ephpm tagged), publishes on the channel ARGV[2] (every
@@ -121,35 +118,22 @@ return 1"
     )
 });
 
-/// A waiter's look at the lock, sent by EVAL with the BLPOP on its turn key in one
-/// pipeline (`queue.rs`). KEYS: lock, line, turn key. ARGV: the line's TTL in ms. While
-/// the lock is held, puts the turn key at the end of the line unless it is in it
-/// already, and refreshes the line's TTL (an abandoned line goes away); when the lock is
-/// free, takes it out of the line and gives the waiter its turn itself, so that the
-/// BLPOP returns at once. Returns 1 when held, 0 when free.
-pub const ENQUEUE: &str = r"-- ephpm:enqueue
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('LREM', KEYS[2], 1, KEYS[3])
-  if redis.call('EXISTS', KEYS[3]) == 0 then
-    redis.call('RPUSH', KEYS[3], '1')
-    redis.call('PEXPIRE', KEYS[3], 10000)
-  end
-  return 0
+/// Puts the ticket ARGV[1] at the end of the lock's line unless it is in it already,
+/// and gives the line a TTL of ARGV[2] ms (an abandoned line goes away). KEYS: lock,
+/// line. Returns the lock's PTTL (-1: no TTL), or -2 when the lock is free: then the
+/// ticket is taken out of the line instead, and the caller races for the lock.
+pub static ENQUEUE: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:enqueue
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -2 then
+  redis.call('LREM', KEYS[2], 1, ARGV[1])
+  return -2
 end
-if not redis.call('LPOS', KEYS[2], KEYS[3]) then redis.call('RPUSH', KEYS[2], KEYS[3]) end
-redis.call('PEXPIRE', KEYS[2], ARGV[1])
-return 1";
-
-/// A waiter that gives up leaves the line; a turn it was handed meanwhile goes to the
-/// next waiter, so that it is not lost. KEYS: lock, line, turn key.
-pub static LEAVE: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(&format!(
-        r"-- ephpm:leave
-redis.call('LREM', KEYS[2], 1, KEYS[3])
-if redis.call('DEL', KEYS[3]) == 1 and redis.call('EXISTS', KEYS[1]) == 0 then{HAND_OVER}
-end
-return 0"
-    ))
+if not redis.call('LPOS', KEYS[2], ARGV[1]) then redis.call('RPUSH', KEYS[2], ARGV[1]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return ttl",
+    )
 });
 
 /// Gives a key whose value is ARGV[1] a TTL of ARGV[2] ms. KEYS: key. Returns 1 when it

@@ -19,6 +19,11 @@
 //! waits on one lock again and again (sessions, a hot key's lock) then neither pays a
 //! subscribe round trip nor waits for the confirmation each time. The task unsubscribes
 //! channels idle longer than that, and forgets them, every `LINGER`.
+//!
+//! Besides the keys' channels, the process has one **mailbox**: a channel of its own,
+//! named at random and subscribed for the process's life, on which a lock's release
+//! hands the lock to one waiter of this process (`queue.rs`): the message is that
+//! waiter's ticket, and only that waiter wakes.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,6 +53,9 @@ struct Channel {
     live: bool,
     /// Messages seen on the channel.
     messages: u64,
+    /// The mailbox only: the tickets of this process's waiters in a lock's line, and
+    /// whether a release sent theirs.
+    tickets: HashMap<Vec<u8>, bool>,
 }
 
 #[derive(Default)]
@@ -62,14 +70,25 @@ impl Shared {
     }
 }
 
+/// How often waiters of one store were woken, for the tests (`RedisStore::wake_counts`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct WakeCounts {
+    /// Waits that a message ended: a release on the key's channel (every waiter of the
+    /// key), or a ticket handed over in the mailbox (one waiter).
+    pub woken: u64,
+    /// Slices that passed without a message, after which the waiter looked again.
+    pub slices: u64,
+}
+
 /// The process's subscriber for one Redis server.
 pub struct Wakeups {
     shared: Arc<Shared>,
     /// Channels a waiter needs subscribed that are not live: the task subscribes.
     to_task: mpsc::UnboundedSender<Vec<u8>>,
-    /// Waits a message ended, and slices that passed without one (for the tests).
-    pub woken: AtomicU64,
-    pub slices: AtomicU64,
+    /// This process's mailbox channel (see the module doc).
+    mailbox: Vec<u8>,
+    woken: AtomicU64,
+    slices: AtomicU64,
 }
 
 impl Wakeups {
@@ -77,14 +96,77 @@ impl Wakeups {
     /// background; until it has, waiters wait in slices.
     pub fn start(target: Arc<Target>, timeout: Duration) -> std::io::Result<Wakeups> {
         let shared = Arc::new(Shared::default());
+        let mut mailbox = b"ephpm:mailbox:".to_vec();
+        mailbox.extend_from_slice(&crate::lock::new_token());
+        // One waiter that never leaves: the mailbox stays subscribed, reconnections
+        // included, and the task subscribes it as soon as it is connected.
+        shared.lock().insert(
+            mailbox.clone(),
+            Channel {
+                waiters: 1,
+                ..Channel::default()
+            },
+        );
         let (to_task, from_waiters) = mpsc::unbounded_channel();
         crate::runtime::handle()?.spawn(subscriber(target, timeout, shared.clone(), from_waiters));
         Ok(Wakeups {
             shared,
             to_task,
+            mailbox,
             woken: AtomicU64::new(0),
             slices: AtomicU64::new(0),
         })
+    }
+
+    pub fn counts(&self) -> WakeCounts {
+        WakeCounts {
+            woken: self.woken.load(Ordering::Relaxed),
+            slices: self.slices.load(Ordering::Relaxed),
+        }
+    }
+
+    /// A fresh ticket for a place in a lock's line: `mailbox:id`, which tells the
+    /// release where to publish it. Waits (at most until `until`) for the mailbox to be
+    /// subscribed, so that a release after the ticket is queued cannot be missed.
+    pub fn ticket(&self, until: Instant) -> Ticket<'_> {
+        let mut name = self.mailbox.clone();
+        name.push(b':');
+        name.extend_from_slice(&crate::lock::new_token());
+        if let Some(mailbox) = self.shared.lock().get_mut(&self.mailbox) {
+            mailbox.tickets.insert(name.clone(), false);
+        }
+        self.until_live(&self.mailbox, until);
+        Ticket {
+            wakeups: self,
+            name,
+        }
+    }
+
+    /// Sleeps until a release sends `ticket` (true) or `until` passes (false).
+    pub fn wait_for_ticket(&self, ticket: &Ticket<'_>, until: Instant) -> bool {
+        let sent = |channels: &HashMap<Vec<u8>, Channel>| {
+            channels
+                .get(&self.mailbox)
+                .and_then(|m| m.tickets.get(&ticket.name))
+                .copied()
+                .unwrap_or(false)
+        };
+        let mut channels = self.shared.lock();
+        while !sent(&channels) {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                self.slices.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
+            channels = self
+                .shared
+                .changed
+                .wait_timeout(channels, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        self.woken.fetch_add(1, Ordering::Relaxed);
+        true
     }
 
     /// Waits until a message arrives on `channel` or `changed` says so (true), or
@@ -162,6 +244,29 @@ impl Channel {
 
 fn message_count(channels: &HashMap<Vec<u8>, Channel>, channel: &[u8]) -> u64 {
     channels.get(channel).map_or(0, |c| c.messages)
+}
+
+/// A waiter's ticket in a lock's line, forgotten when the wait ends however it ends (a
+/// release that sends it later wakes nobody here; see `queue.rs` for why that costs the
+/// others one slice at most).
+pub struct Ticket<'a> {
+    wakeups: &'a Wakeups,
+    name: Vec<u8>,
+}
+
+impl Ticket<'_> {
+    pub fn name(&self) -> &[u8] {
+        &self.name
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        let w = self.wakeups;
+        if let Some(mailbox) = w.shared.lock().get_mut(&w.mailbox) {
+            mailbox.tickets.remove(&self.name);
+        }
+    }
 }
 
 /// A waiter's place on a channel, given back when the wait ends however it ends.
@@ -282,6 +387,10 @@ async fn subscriber(
                         let name: Vec<u8> = msg.get_channel().unwrap_or_default();
                         if let Some(c) = shared.lock().get_mut(&name) {
                             c.messages += 1;
+                            // A ticket of a waiter still here (the mailbox only).
+                            if let Some(sent) = c.tickets.get_mut(msg.get_payload_bytes()) {
+                                *sent = true;
+                            }
                         }
                         shared.changed.notify_all();
                     }
