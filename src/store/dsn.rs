@@ -446,6 +446,36 @@ mod tests {
     }
 
     #[test]
+    fn parses_redis_cluster_dsns() {
+        let Ok(Dsn::Redis(r)) = parse("redis-cluster://:pw@10.0.0.1,10.0.0.2:7001?prefix=p:")
+        else {
+            panic!("not a cluster dsn")
+        };
+        assert_eq!(
+            r.cluster.as_deref(),
+            Some(
+                &[
+                    "redis://:pw@10.0.0.1:6379".to_string(),
+                    "redis://:pw@10.0.0.2:7001".into()
+                ][..]
+            )
+        );
+        assert_eq!(r.address, "redis-cluster://:***@10.0.0.1,10.0.0.2:7001");
+        assert_eq!(r.prefix, b"p:");
+        for malformed in [
+            "redis-cluster://h1,,h2",
+            "redis-cluster://h1/0",
+            "redis-cluster://",
+        ] {
+            assert_eq!(parse(malformed), Err(DsnError::Malformed(malformed.into())));
+        }
+        assert!(matches!(
+            parse("redis-cluster://h1?db=2"),
+            Err(DsnError::BadParameter { .. })
+        ));
+    }
+
+    #[test]
     fn parses_sentinel_dsns() {
         let Ok(Dsn::Redis(r)) =
             parse("redis-sentinel://:pw@10.0.0.1,10.0.0.2:26380/mymaster?db=2&timeout=0.5")
