@@ -36,7 +36,8 @@ fn free_gossip_addr(index: u8) -> SocketAddr {
 
 impl TestNode {
     /// Starts node `index` (1…254) on 127.0.0.`index`, joining through `seeds`, with the
-    /// test secret and a 100 ms gossip interval unless `extra` says otherwise.
+    /// test secret, a 100 ms gossip interval and a 16M segment unless `extra` says
+    /// otherwise (`shm_size`).
     pub fn start(dir: &TestDir, index: u8, seeds: &[SocketAddr], extra: &[&str]) -> TestNode {
         Self::start_limited(dir, index, seeds, extra, None)
     }
@@ -59,9 +60,10 @@ impl TestNode {
             gossip.to_string(),
             "--shm-dir".into(),
             dir.0.display().to_string(),
-            "--shm-size".into(),
-            "16M".into(),
         ];
+        if !extra.contains(&"--shm-size") {
+            args.extend(["--shm-size".into(), "16M".into()]);
+        }
         if !extra.contains(&"--gossip-interval-ms") {
             args.extend(["--gossip-interval-ms".into(), "100".into()]);
         }
