@@ -150,6 +150,11 @@ fn a_fourth_node_takes_its_share(n: usize) {
 
     let joined = Instant::now();
     let fourth = TestNode::start(&dir, 4, &[nodes[0].gossip], &node_args(&size));
+    let store = fourth.store();
+    while !store.members().is_ok_and(|m| m.len() == 4) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let seen = joined.elapsed();
     wait_for_handoffs(&nodes, Duration::from_secs(900));
     let took = joined.elapsed();
     let seg = fourth.segment();
@@ -158,6 +163,9 @@ fn a_fourth_node_takes_its_share(n: usize) {
         .copied()
         .filter(|&i| held(&seg, &key(i)) != Some(Held::Value(value(i))))
         .collect();
+    for node in nodes.iter().chain([&fourth]) {
+        eprintln!("{}'s segment: {:?}", node.id(), node.segment().stats());
+    }
     if !missing.is_empty() {
         dump_logs(&dir.0);
     }
@@ -179,9 +187,11 @@ fn a_fourth_node_takes_its_share(n: usize) {
         eprintln!("{line}");
     }
     eprintln!(
-        "hand-off of {n} keys to a 4th node ({} entries placed on it): {:.2} s from its start",
+        "hand-off of {n} keys to a 4th node ({} entries placed on it): {:.2} s from its \
+         start, {:.2} s from when it saw the 3 others",
         mine.len(),
-        took.as_secs_f64()
+        took.as_secs_f64(),
+        (took - seen).as_secs_f64()
     );
 
     let all: Vec<String> = (1..=4).map(|i| format!("node-{i}")).collect();
@@ -190,17 +200,24 @@ fn a_fourth_node_takes_its_share(n: usize) {
     }
     for node in nodes.iter().chain([&fourth]) {
         let store = node.store();
-        let unreadable = AtomicUsize::new(0);
+        let (missing, failed) = (AtomicUsize::new(0), AtomicUsize::new(0));
         let read = Instant::now();
         spread(n, |i| {
             let mut out = Vec::new();
-            let hit = store.get(&key(i), &mut out);
-            if !matches!(hit, Ok(Some(_))) || out != value(i) {
-                unreadable.fetch_add(1, Ordering::Relaxed);
+            match store.get(&key(i), &mut out) {
+                Ok(Some(_)) if out == value(i) => {}
+                Ok(_) => _ = missing.fetch_add(1, Ordering::Relaxed),
+                Err(_) => _ = failed.fetch_add(1, Ordering::Relaxed),
             }
         });
-        let unreadable = unreadable.into_inner();
-        assert_eq!(unreadable, 0, "{unreadable} keys unreadable through {}", node.id());
+        let (missing, failed) = (missing.into_inner(), failed.into_inner());
+        assert!(
+            missing + failed == 0,
+            "through {}: {missing} keys missing or wrong, {failed} reads failed; its \
+             segment: {:?}",
+            node.id(),
+            store.stats()
+        );
         eprintln!(
             "all {n} keys read through {} in {:.1} s",
             node.id(),
