@@ -1,6 +1,6 @@
 //! The hand-off at scale: a fourth node joins a 3-node cluster (real `ephpm-node`
 //! processes, `common::cluster`) that holds many keys, and receives every entry it is
-//! now placed for, without undoing a write that raced with the move.
+//! now placed for; and the batch it comes in never undoes a newer write or a delete.
 //!
 //! Done is counted, never timed: each old node logs one "handed N entries" line when
 //! its hand-off has been acknowledged, and then the new node's segment must hold every
@@ -14,10 +14,16 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::TestDir;
-use common::cluster::{TestNode, dump_logs, start_cluster, wait_for_members};
+use common::cluster::{
+    SECRET, TestNode, dump_logs, eventually, free_data_addr, start_cluster, wait_for_members,
+};
+use ephpm::cluster::crypto::session;
 use ephpm::cluster::entry::{self, State};
+use ephpm::cluster::keyring::Keyring;
+use ephpm::cluster::peers::Peers;
 use ephpm::cluster::placement::Members;
-use ephpm::store::{Store, Value};
+use ephpm::cluster::wire::{self, BATCH_BYTES, Entry, Op, Response, Route};
+use ephpm::store::{KeyTtl, Store, Value};
 
 /// The clusters of these tests are large: one at a time, or they time each other.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -108,28 +114,18 @@ fn placed_on_the_fourth(n: usize) -> Vec<usize> {
         .collect()
 }
 
-/// What `node`'s own segment holds for `key`.
-fn held(seg: &ephpm::store::shm::ShmStore, key: &[u8]) -> Option<Held> {
+/// The string value `seg` (a node's own segment) holds for `key`, if it holds one.
+fn held(seg: &ephpm::store::shm::ShmStore, key: &[u8]) -> Option<Vec<u8>> {
     let mut found = None;
     seg.read(key, &mut |v| {
         if let Value::Str(e) = v {
-            found = entry::parse(e).map(|(_, s)| match s {
-                State::Value(Value::Str(b)) => Held::Value(b.to_vec()),
-                State::Value(_) => Held::Value(Vec::new()),
-                State::Deleted => Held::Deleted,
-                State::Elsewhere => Held::Elsewhere,
-            });
+            if let Some((_, State::Value(Value::Str(b)))) = entry::parse(e) {
+                found = Some(b.to_vec());
+            }
         }
     })
     .expect("read the segment");
     found
-}
-
-#[derive(Debug, PartialEq)]
-enum Held {
-    Value(Vec<u8>),
-    Deleted,
-    Elsewhere,
 }
 
 /// Three nodes with `n` keys, then a fourth: waits for the hand-off, checks that the
@@ -161,7 +157,7 @@ fn a_fourth_node_takes_its_share(n: usize) {
     let missing: Vec<usize> = mine
         .iter()
         .copied()
-        .filter(|&i| held(&seg, &key(i)) != Some(Held::Value(value(i))))
+        .filter(|&i| held(&seg, &key(i)) != Some(value(i)))
         .collect();
     for node in nodes.iter().chain([&fourth]) {
         eprintln!("{}'s segment: {:?}", node.id(), node.segment().stats());
@@ -238,90 +234,84 @@ fn a_fourth_node_takes_its_share_of_a_million_keys_and_every_key_stays_readable(
     a_fourth_node_takes_its_share(1_000_000);
 }
 
-/// While the old nodes hand 100k keys to a fourth, keys it now owns are written and
-/// deleted through it: once the hand-off is over, each holds what was written last
-/// (the hand-off carries older copies, which must lose), on the fourth node and on
-/// every other.
+/// A batch as the hand-off sends it, to a node that holds a newer write of one key and
+/// the delete of another: each entry goes in as a `Put` would, only over an older copy
+/// (never undoing the write, never bringing the deleted key back), a new key with its
+/// TTL. A batch over the bound and a count that the frame cannot hold are refused (the
+/// connection ends unanswered), and the node serves on.
 #[test]
-fn writes_racing_the_hand_off_are_never_undone() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = TestDir::new("race");
-    let n = 100_000;
-    let size = segment_for(n);
-    let nodes = start_cluster(&dir, 3, &node_args(&size));
-    fill(&nodes, n);
-    let four = members(4);
-    let raced: Vec<usize> = (0..n)
-        .filter(|&i| &*four.owner(&key(i)).unwrap() == "node-4")
-        .take(6_000)
-        .collect();
-    let fresh = |i: usize| format!("raced{i}").into_bytes();
-
-    let fourth = TestNode::start(&dir, 4, &[nodes[0].gossip], &node_args(&size));
-    let through_fourth = fourth.store();
-    let before_done = AtomicUsize::new(0);
-    let done = std::sync::atomic::AtomicBool::new(false);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            wait_for_handoffs(&nodes, Duration::from_secs(300));
-            done.store(true, Ordering::SeqCst);
-        });
-        spread(raced.len(), |j| {
-            let i = raced[j];
-            // A write that fails may have landed: it is repeated until it is known to.
-            loop {
-                let r = if j % 2 == 0 {
-                    through_fourth.set(&key(i), Value::Str(&fresh(i)), None)
-                } else {
-                    through_fourth.del(&key(i)).map(|_| ())
-                };
-                if r.is_ok() {
-                    break;
-                }
-            }
-            if !done.load(Ordering::SeqCst) {
-                before_done.fetch_add(1, Ordering::Relaxed);
-            }
-        });
-    });
-    wait_for_handoffs(&nodes, Duration::from_secs(300));
-    eprintln!(
-        "{} of {} writes to node-4's keys returned before the hand-off ended",
-        before_done.into_inner(),
-        raced.len()
-    );
-    let seg = fourth.segment();
-    let undone: Vec<usize> = raced
-        .iter()
-        .enumerate()
-        .filter(|&(j, &i)| {
-            let want = if j % 2 == 0 {
-                Held::Value(fresh(i))
-            } else {
-                Held::Deleted
-            };
-            held(&seg, &key(i)) != Some(want)
-        })
-        .map(|(_, &i)| i)
-        .collect();
-    assert!(
-        undone.is_empty(),
-        "{} of {} writes racing the hand-off were undone in node-4's segment (first: {:?})",
-        undone.len(),
-        raced.len(),
-        &undone[..undone.len().min(5)]
-    );
-    for node in nodes.iter().chain([&fourth]) {
-        let store = node.store();
-        for (j, &i) in raced.iter().enumerate() {
-            let mut out = Vec::new();
-            let hit = store.get(&key(i), &mut out).unwrap();
-            if j % 2 == 0 {
-                assert_eq!(out, fresh(i), "key {i} through {}", node.id());
-            } else {
-                assert!(hit.is_none(), "deleted key {i} is back on {}", node.id());
-            }
-        }
+fn a_batch_never_undoes_a_newer_write_or_a_delete_and_a_bad_one_is_refused() {
+    let dir = TestDir::new("batch");
+    let data = free_data_addr(1);
+    let node = TestNode::start(&dir, 1, &[], &["--data", &data.to_string()]);
+    let store = node.store();
+    eventually("the node serves", || store.members().ok());
+    store.set(b"newer", Value::Str(b"written"), None).unwrap();
+    store.set(b"deleted", Value::Str(b"x"), None).unwrap();
+    assert!(store.del(b"deleted").unwrap());
+    // Stamp 1: older than anything the node's clock decides.
+    let handed = |ttl| Entry {
+        stored: entry::value(1, Value::Str(b"handed")),
+        ttl,
+    };
+    let batch = Op::PutMany {
+        entries: vec![
+            (b"newer".to_vec(), handed(None)),
+            (b"deleted".to_vec(), handed(None)),
+            (b"absent".to_vec(), handed(Some(Duration::from_secs(600)))),
+        ],
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let peers = Peers::new(Arc::new(Keyring::new(&[SECRET.as_bytes().to_vec()])));
+    let ask = |op: &Op| rt.block_on(peers.ask(data, Route::Here, op, Duration::from_secs(5)));
+    assert_eq!(ask(&batch), Ok(Response::Done));
+    let string = |k: &[u8]| {
+        let mut out = Vec::new();
+        store.get(k, &mut out).unwrap().map(|_| out)
+    };
+    assert_eq!(string(b"newer").as_deref(), Some(&b"written"[..]));
+    assert_eq!(string(b"deleted"), None);
+    assert_eq!(node.segment_state(b"deleted"), Some("deleted"));
+    assert_eq!(string(b"absent").as_deref(), Some(&b"handed"[..]));
+    match store.ttl(b"absent").unwrap() {
+        KeyTtl::Remaining(left) => assert!(left > Duration::from_secs(500), "{left:?}"),
+        other => panic!("the TTL was not kept: {other:?}"),
     }
-}
 
+    let half = vec![b'x'; BATCH_BYTES / 2];
+    let over = Op::PutMany {
+        entries: ["over:1", "over:2"]
+            .map(|k| {
+                let stored = entry::value(1, Value::Str(&half));
+                (k.as_bytes().to_vec(), Entry { stored, ttl: None })
+            })
+            .to_vec(),
+    };
+    assert!(ask(&over).is_err(), "a batch over the bound is refused");
+    assert_eq!(string(b"over:1"), None);
+    let mut claim = vec![Route::Here as u8, 17];
+    claim.extend_from_slice(&(1u64 << 40).to_be_bytes());
+    claim.extend_from_slice(&[0; 64]);
+    let answered = rt.block_on(async {
+        let mut conn = tokio::net::TcpStream::connect(data).await.unwrap();
+        let mut session = session::initiate(&mut conn, &[SECRET.as_bytes().to_vec()])
+            .await
+            .unwrap();
+        wire::write_frame_async(&mut conn, &session.seal(&claim))
+            .await
+            .unwrap();
+        wire::read_frame_async(&mut conn).await
+    });
+    assert!(
+        answered.is_err(),
+        "a count the frame cannot hold is refused"
+    );
+    assert_eq!(
+        ask(&Op::Members),
+        Ok(Response::Members(vec!["node-1".into()]))
+    );
+    assert!(node.log().lines().all(|l| !l.contains("panicked")));
+}
