@@ -14,7 +14,7 @@ impl Node {
                 Err(e) => Response::Failed(Failure::Invalid, e.to_string()),
             },
             Op::Clear { prefix } => self.clear_everywhere(&prefix).await,
-            Op::Put { .. } => invalid("not a client request"),
+            Op::Put { .. } | Op::PutMany { .. } => invalid("not a client request"),
             Op::Read { key } => {
                 self.settled().await;
                 self.read_through(&key).await
@@ -252,6 +252,19 @@ impl Node {
             Op::Put { key, entry } => {
                 let _turn = self.stripe(&key).lock().await;
                 self.install(&key, &entry);
+                Response::Done
+            }
+            // Each entry as a `Put`: under its key's stripe (taken one at a time, never
+            // two at once, so a batch cannot deadlock with a decision), and installed
+            // only over an older copy, so that a write decided here while the batch
+            // was on its way is never undone, nor a delete's tombstone replaced. Each
+            // stripe lock draws on tokio's cooperative budget, so a long batch yields
+            // its worker to the node's other requests.
+            Op::PutMany { entries } => {
+                for (key, entry) in &entries {
+                    let _turn = self.stripe(key).lock().await;
+                    self.install(key, entry);
+                }
                 Response::Done
             }
             Op::Clear { prefix } => self.clear_here(&prefix).await,
