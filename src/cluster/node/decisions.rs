@@ -87,7 +87,7 @@ impl Node {
             return self.wait_here(key, version, timeout).await;
         }
         let key = op.key().unwrap_or_default().to_vec();
-        let _turn = self.stripe(&key).lock().await;
+        let turn = self.stripe(&key).lock().await;
         let current = self.current(&key).await;
         let (response, write) = decide::decide(
             &op,
@@ -101,7 +101,7 @@ impl Node {
             if let Err(e) = self.store_local(&key, &w) {
                 return Response::Failed(Failure::Full, e.to_string());
             }
-            self.propagate(&key, &w).await;
+            self.propagate(&key, &w, turn).await;
         }
         response
     }
