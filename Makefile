@@ -112,6 +112,11 @@ test-install: binaries
 test-zts:
 	bash php-tests/harness/zts-suite.sh
 
+# A fourth node's hand-off of a million keys (tests/handoff.rs; minutes on 2 cores, so
+# not in `make test`, which runs its 100k-key version): prints how long it took.
+test-fleet:
+	cargo test --release --no-default-features --features node --test handoff -- --ignored --nocapture
+
 # Shows that the concurrency and crash tests can fail: with the guarantees switched off
 # (cargo features broken-atomicity, no-repair, no-lock-recovery, and no-owner-routing for
 # the cluster)

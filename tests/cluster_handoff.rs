@@ -76,9 +76,10 @@ fn a_release_wakes_one_waiter_not_all() {
     drop(nodes);
     eprintln!("{releases} releases cost the waiters {requests} requests");
     // Per release: the woken waiter's acquisition and release, and now and then the
-    // wait of a waiter whose slice ran out or who lost a race.
+    // wait of a waiter who lost a race to one that found the lock free (38 in all on a
+    // quiet machine, 88 under a parallel build; a herd: some 545).
     assert!(
-        requests <= releases * 4,
+        requests <= releases * 8,
         "{releases} releases cost the waiters {requests} requests: a herd"
     );
 }

@@ -140,10 +140,11 @@ fn a_release_wakes_one_waiter_not_all() {
         "{releases} releases woke waiters {woken} times: a herd"
     );
     // Per release: the release and the woken waiter's acquisition, 11 commands with
-    // those their scripts run, and a look of a waiter whose slice ran out now and then;
-    // a herd adds about three round trips (some 9 commands) per waiter.
+    // those their scripts run, and a look of a waiter whose slice ran out now and then
+    // (more of those on a loaded machine); a herd adds about three round trips (some 9
+    // commands) per waiter: ~220 in all against ~1050.
     assert!(
-        commands <= releases * 15,
+        commands <= releases * 25,
         "{releases} releases cost {commands} commands: a herd"
     );
 }

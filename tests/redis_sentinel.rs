@@ -5,80 +5,18 @@
 
 mod common;
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::no_hang;
+use common::redis::{Proc, ask, free_port, info_field, spawn, wait_until};
 use ephpm::lock::Locks;
 use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
 use ephpm::store::{Fetched, Store, StoreError, Value};
 
 const MASTER: &str = "ephpmtest";
-
-/// A process of the set, killed (SIGKILL, as if it crashed) when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(program: &str, args: &[&str]) -> Proc {
-    let mut cmd = Command::new(program);
-    cmd.args(args).stdout(Stdio::null()).stderr(Stdio::null());
-    // SAFETY: prctl(PR_SET_PDEATHSIG) takes plain integers and touches no memory; it is
-    // async-signal-safe, as pre_exec requires.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-            Ok(())
-        });
-    }
-    Proc(
-        cmd.spawn()
-            .unwrap_or_else(|e| panic!("start {program} (is it installed?): {e}")),
-    )
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
-    l.local_addr().expect("local addr").port()
-}
-
-/// A command to a server of the set, or None while it does not answer.
-fn ask(port: u16, cmd: &redis::Cmd) -> Option<redis::Value> {
-    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
-    let mut con = client
-        .get_connection_with_timeout(Duration::from_secs(1))
-        .ok()?;
-    cmd.query(&mut con).ok()
-}
-
-fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
-    let text: String = match ask(port, redis::cmd("INFO").arg(section))? {
-        redis::Value::BulkString(b) => String::from_utf8(b).ok()?,
-        redis::Value::VerbatimString { text, .. } => text,
-        _ => return None,
-    };
-    text.lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .map(|v| v.trim().to_string())
-}
-
-/// Waits (a minute at most: a bound on a hang, not a measurement) until `ready`.
-fn wait_until(what: &str, mut ready: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !ready() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 struct SentinelSet {
     dir: PathBuf,

@@ -21,6 +21,36 @@ start_redis() {
         --appendonly no --dir "$1" --daemonize yes --pidfile "$1/redis.pid" >/dev/null
     for _ in $(seq 100); do [ -S "$1/redis.sock" ] && break; sleep 0.05; done
 }
+# start_redis_cluster DIR: a Redis Cluster of three masters with a replica each on
+# loopback ports (no persistence, 1 s node timeout), pids in DIR/rc-I.pid; sets
+# $redis_cluster_seeds to "127.0.0.1:P1,…" and returns once every node says it is ok.
+start_redis_cluster() {
+    local dir=$1 i port ports=()
+    for i in 1 2 3 4 5 6; do
+        port=$((20000 + RANDOM % 20000))
+        mkdir -p "$dir/rc-$i"
+        redis-server --bind 127.0.0.1 --port "$port" --cluster-enabled yes \
+            --cluster-node-timeout 1000 --cluster-require-full-coverage no --save "" --appendonly no --dir "$dir/rc-$i" \
+            --daemonize yes --pidfile "$dir/rc-$i.pid" >/dev/null
+        ports+=("127.0.0.1:$port")
+    done
+    for i in "${ports[@]}"; do
+        for _ in $(seq 100); do redis-cli -h 127.0.0.1 -p "${i#*:}" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    done
+    redis-cli --cluster create "${ports[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
+    for i in "${ports[@]}"; do
+        for _ in $(seq 200); do
+            redis-cli -h 127.0.0.1 -p "${i#*:}" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break
+            sleep 0.05
+        done
+    done
+    redis_cluster_seeds=$(IFS=,; echo "${ports[*]}")
+}
+# stop_redis_cluster DIR: kills its nodes by pid.
+stop_redis_cluster() {
+    local f
+    for f in "$1"/rc-*.pid; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
+}
 # start_cluster DIR NAME N: N ephpm-node processes on 127.0.0.1…N (the first the
 # others' seed), host stores NAME-1…NAME-N of 16M in /dev/shm, 100 ms gossip, the test
 # secret; their pids in DIR/node-I.pid, their logs in DIR/node-I.log. Returns once every

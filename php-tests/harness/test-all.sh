@@ -18,16 +18,17 @@ cargo_results() {
 echo "== cargo test (the engine, without PHP)"
 ( cd "$root" && cargo test --release --no-fail-fast --no-default-features --features node 2>&1 ) | tee /dev/stderr | cargo_results >> "$summaries"
 # The backend-generic engine tests again on a real redis-server, over its unix socket
-# and its loopback port, and on a 3-node gossip cluster. The three lock tests that move
-# shm's clock by hand have counterparts with real TTLs in tests/redis.rs.
-for backend in redis redis-tcp cluster; do
+# and its loopback port, on a Redis Cluster (three masters with a replica each), and on
+# a 3-node gossip cluster. The three lock tests that move shm's clock by hand have
+# counterparts with real TTLs in tests/redis.rs.
+for backend in redis redis-tcp redis-cluster cluster; do
     echo "== cargo test on $backend"
     ( cd "$root" && EPHPM_TEST_STORE=$backend cargo test --release --no-default-features --features node \
-        --test locks --test memo --test stale --test session -- \
+        --test locks --test memo --test stale --test session --test rwlock -- \
         --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
         | tee /dev/stderr | cargo_results >> "$summaries"
 done
-for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "user-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh"; do
+for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "user-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh"; do
     echo "== $suite"
     # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
     set -- $suite

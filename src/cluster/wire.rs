@@ -14,6 +14,15 @@ use crate::store::Stats;
 /// The largest frame either side accepts: a 64 MiB value and its envelope.
 pub const MAX_FRAME: usize = (64 << 20) + 4096;
 
+/// A `PutMany` of more than one entry carries at most this many bytes of entries (as
+/// encoded, `batch_bytes`): a frame sealed, sent and applied in well under a second, yet
+/// tens of thousands of small entries. An entry larger than this travels alone in its
+/// batch (up to `MAX_FRAME`, as in a `Put`). A receiver refuses a batch over the bound,
+/// so a peer cannot make one request hold a node's stripes for long.
+pub const BATCH_BYTES: usize = 1 << 20;
+/// The fewest bytes one entry of a batch takes: empty key, empty entry, the TTL.
+const MIN_BATCH_ENTRY: usize = 4 + 4 + 8;
+
 /// Who is asking, which says what the receiving node does with the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {
@@ -93,6 +102,14 @@ pub enum Op {
         key: Vec<u8>,
         entry: Entry,
     },
+    /// `Put` for each entry, in order, each under the same rule (the hand-off's batches:
+    /// `node/batches.rs`). Not atomic: an entry applied stays applied if the connection
+    /// ends before the answer, and sending the batch again is harmless, since an entry
+    /// never replaces one as new as itself. Encoded as a count (u64) and then each
+    /// entry's key and entry; at most `BATCH_BYTES` of them unless there is only one.
+    PutMany {
+        entries: Vec<(Vec<u8>, Entry)>,
+    },
     /// The node ids of the receiver's membership view.
     Members,
     /// A read/write-lock operation, decided by the key's owner (`crate::rwlock`).
@@ -151,7 +168,7 @@ impl Op {
             | LockRelease { key, .. }
             | RwLock { key, .. }
             | Put { key, .. } => Some(key),
-            Clear { .. } | Stats | Members => None,
+            Clear { .. } | Stats | Members | PutMany { .. } => None,
         }
     }
 }
@@ -275,6 +292,24 @@ impl In<'_> {
             _ => return None,
         })
     }
+    /// A `PutMany`'s entries. The count is only a claim: refused when the bytes left
+    /// cannot hold that many entries, before anything is allocated for them; and a
+    /// batch of several entries over `BATCH_BYTES` is refused.
+    fn batch(&mut self) -> Option<Vec<(Vec<u8>, Entry)>> {
+        let count = usize::try_from(self.u64()?).ok()?;
+        if count > self.0.len() / MIN_BATCH_ENTRY {
+            return None;
+        }
+        let mut entries = Vec::with_capacity(count);
+        let mut bytes = 0;
+        for _ in 0..count {
+            let key = self.bytes()?;
+            let entry = self.entry()?;
+            bytes += batch_bytes(&key, &entry);
+            entries.push((key, entry));
+        }
+        (count <= 1 || bytes <= BATCH_BYTES).then_some(entries)
+    }
     fn end<T>(&self, v: T) -> Option<T> {
         self.0.is_empty().then_some(v)
     }
@@ -304,7 +339,14 @@ pub fn encode_request(route: Route, op: &Op) -> Vec<u8> {
         Op::Put { key, entry } => o.u8(14).bytes(key).entry(entry),
         Op::Members => o.u8(15),
         Op::RwLock { key, op } => o.u8(16).bytes(key).rw_op(op),
-        Op::LockWait { key, timeout } => o.u8(17).bytes(key).ttl(Some(*timeout)),
+        Op::LockWait { key, timeout } => o.u8(18).bytes(key).ttl(Some(*timeout)),
+        Op::PutMany { entries } => {
+            o.u8(17).u64(entries.len() as u64);
+            for (key, entry) in entries {
+                o.bytes(key).entry(entry);
+            }
+            &mut o
+        }
     };
     o.0
 }
@@ -348,7 +390,7 @@ pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
             version: i.u64()?,
             timeout: i.duration()?,
         },
-        17 => Op::LockWait {
+        18 => Op::LockWait {
             key: i.bytes()?,
             timeout: i.duration()?,
         },
@@ -377,9 +419,17 @@ pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
             key: i.bytes()?,
             op: i.rw_op()?,
         },
+        17 => Op::PutMany {
+            entries: i.batch()?,
+        },
         _ => return None,
     };
     i.end((route, op))
+}
+
+/// The bytes `key` and `entry` take in a `PutMany`.
+pub fn batch_bytes(key: &[u8], entry: &Entry) -> usize {
+    4 + key.len() + 4 + entry.stored.len() + 8
 }
 
 pub fn encode_response(r: &Response) -> Vec<u8> {
@@ -605,6 +655,54 @@ mod tests {
             assert_eq!(decode_response(&encode_response(&r)), Some(r));
         }
         assert_eq!(decode_request(b"\x09\x01"), None);
+    }
+
+    fn batch(sizes: &[usize]) -> Op {
+        let entries = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let entry = Entry {
+                    stored: vec![i as u8; n],
+                    ttl: (i % 2 == 0).then(|| Duration::from_millis(1000 + i as u64)),
+                };
+                (format!("key:{i}").into_bytes(), entry)
+            })
+            .collect();
+        Op::PutMany { entries }
+    }
+
+    #[test]
+    fn a_batch_round_trips_and_a_bad_or_oversized_one_is_refused() {
+        let op = batch(&[9, 0, 30, 9]);
+        let b = encode_request(Route::Here, &op);
+        assert_eq!(decode_request(&b), Some((Route::Here, op)));
+        // Every cut of it, and every byte changed to junk, is refused or read as some
+        // other request, never a panic.
+        for cut in 0..b.len() {
+            assert_eq!(decode_request(&b[..cut]), None);
+        }
+        for at in 2..b.len() {
+            let mut junk = b.clone();
+            junk[at] = 0xff;
+            let _ = decode_request(&junk);
+        }
+        // A count that the bytes cannot hold: refused before anything is allocated.
+        let mut claim = vec![Route::Here as u8, 17];
+        claim.extend_from_slice(&u64::MAX.to_be_bytes());
+        assert_eq!(decode_request(&claim), None);
+        claim[2..10].copy_from_slice(&(1u64 << 40).to_be_bytes());
+        claim.extend_from_slice(&[0; 64]);
+        assert_eq!(decode_request(&claim), None);
+        // One entry may be as large as a Put's; several only up to BATCH_BYTES.
+        let alone = batch(&[BATCH_BYTES + 10]);
+        let b = encode_request(Route::Here, &alone);
+        assert_eq!(decode_request(&b), Some((Route::Here, alone)));
+        let fits = batch(&[BATCH_BYTES / 2, BATCH_BYTES / 2 - 100]);
+        assert!(decode_request(&encode_request(Route::Here, &fits)).is_some());
+        let over = batch(&[BATCH_BYTES / 2, BATCH_BYTES / 2]);
+        assert_eq!(decode_request(&encode_request(Route::Here, &over)), None);
+        assert_eq!(batch(&[9]).key(), None);
     }
 
     #[test]

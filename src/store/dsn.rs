@@ -8,6 +8,10 @@
 //! - `redis-sentinel://[user:pass@]HOST[:PORT][,HOST[:PORT]…]/MASTER[?db=N]`: the master of
 //!   the set MASTER, as Redis Sentinel names it (the sentinels listed, port 26379 by
 //!   default, are asked; the credentials are the master's); `timeout` and `prefix` as above.
+//! - `redis-cluster://[user:pass@]HOST[:PORT][,HOST[:PORT]…]`: a Redis Cluster, through
+//!   any of the seeds listed (port 6379 by default); `timeout` and `prefix` as above. The
+//!   scheme follows `redis-sentinel://` rather than Symfony's `?redis_cluster=1`, so that
+//!   a DSN says what it talks to before its query.
 //!
 //! - `cluster://` and `cluster://NAME`: the gossip cluster, through the node of the host
 //!   store NAME (default `ephpm.store_name`), with `?timeout=SECONDS` (default 3: the
@@ -45,6 +49,8 @@ pub struct RedisDsn {
     pub ca: Option<String>,
     /// `redis-sentinel://`: where to ask for the master (`url` is then unused).
     pub sentinel: Option<SentinelDsn>,
+    /// `redis-cluster://`: the seeds' URLs, credentials included (`url` is then unused).
+    pub cluster: Option<Vec<String>>,
 }
 
 /// The sentinels of a `redis-sentinel://` DSN and what to open on the master they name.
@@ -80,7 +86,8 @@ pub const DEFAULT_CLUSTER_TIMEOUT: Duration = Duration::from_secs(3);
 pub enum DsnError {
     #[error(
         "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], \
-         unix:///PATH or cluster://[NAME]"
+         unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…] or \
+         cluster://[NAME]"
     )]
     Malformed(String),
     #[error("\"{dsn}\": {why}")]
@@ -103,6 +110,7 @@ pub fn parse(dsn: &str) -> Result<Dsn, DsnError> {
         }),
         "redis" | "rediss" | "unix" => parse_redis(dsn, scheme, rest).map(Dsn::Redis),
         "redis-sentinel" => parse_sentinel(dsn, rest).map(Dsn::Redis),
+        "redis-cluster" => parse_redis_cluster(dsn, rest).map(Dsn::Redis),
         "cluster" => parse_cluster(dsn, rest),
         _ => Err(DsnError::Malformed(dsn.into())),
     }
@@ -197,11 +205,29 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
         prefix,
         ca,
         sentinel: None,
+        cluster: None,
     })
 }
 
-/// `redis-sentinel://[user:pass@]HOST[:PORT][,…]/MASTER[?db=N&timeout=S&prefix=P]`.
-fn parse_sentinel(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
+/// What `redis-sentinel://` and `redis-cluster://` have in common: credentials, a list
+/// of `HOST[:PORT]` (`default_port` where none is given), a path, and the query.
+struct HostList {
+    userinfo: String,
+    hosts: Vec<String>,
+    path: String,
+    timeout: Duration,
+    prefix: Vec<u8>,
+    db: u32,
+    /// `scheme://userinfo@hosts[/path]` with the password hidden.
+    address: String,
+}
+
+fn parse_host_list(
+    dsn: &str,
+    scheme: &str,
+    rest: &str,
+    default_port: u16,
+) -> Result<HostList, DsnError> {
     let bad = |why: String| DsnError::BadParameter {
         dsn: hide_password(dsn),
         why,
@@ -211,17 +237,17 @@ fn parse_sentinel(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
         Some((u, l)) => (format!("{u}@"), l),
         None => (String::new(), location),
     };
-    let (hosts, master) = location.split_once('/').unwrap_or((location, ""));
-    let sentinels: Vec<String> = hosts
+    let (hosts, path) = location.split_once('/').unwrap_or((location, ""));
+    if hosts.split(',').any(str::is_empty) {
+        return Err(DsnError::Malformed(hide_password(dsn)));
+    }
+    let hosts = hosts
         .split(',')
         .map(|h| match h.rsplit_once(':') {
             Some((_, port)) if !h.ends_with(']') && port.parse::<u16>().is_ok() => h.to_string(),
-            _ => format!("{h}:26379"),
+            _ => format!("{h}:{default_port}"),
         })
         .collect();
-    if hosts.split(',').any(str::is_empty) || master.is_empty() || master.contains('/') {
-        return Err(DsnError::Malformed(hide_password(dsn)));
-    }
     let mut timeout = DEFAULT_REDIS_TIMEOUT;
     let mut prefix = Vec::new();
     let mut db = 0;
@@ -240,19 +266,66 @@ fn parse_sentinel(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
             (name, _) => return Err(bad(format!("unknown parameter \"{name}\""))),
         }
     }
-    let address = hide_password(&format!("redis-sentinel://{userinfo}{location}"));
-    Ok(RedisDsn {
-        url: address.clone(),
-        address,
+    Ok(HostList {
+        address: hide_password(&format!("{scheme}://{userinfo}{location}")),
+        userinfo,
+        hosts,
+        path: path.to_string(),
         timeout,
         prefix,
+        db,
+    })
+}
+
+/// `redis-sentinel://[user:pass@]HOST[:PORT][,…]/MASTER[?db=N&timeout=S&prefix=P]`.
+fn parse_sentinel(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
+    let h = parse_host_list(dsn, "redis-sentinel", rest, 26379)?;
+    if h.path.is_empty() || h.path.contains('/') {
+        return Err(DsnError::Malformed(hide_password(dsn)));
+    }
+    Ok(RedisDsn {
+        url: h.address.clone(),
+        address: h.address,
+        timeout: h.timeout,
+        prefix: h.prefix,
         ca: None,
         sentinel: Some(SentinelDsn {
-            sentinels,
-            master: master.to_string(),
-            userinfo,
-            db,
+            sentinels: h.hosts,
+            master: h.path,
+            userinfo: h.userinfo,
+            db: h.db,
         }),
+        cluster: None,
+    })
+}
+
+/// `redis-cluster://[user:pass@]HOST[:PORT][,HOST[:PORT]…][?timeout=S&prefix=P]`: the
+/// seeds of a Redis Cluster (any of its nodes; the client learns the rest). Redis
+/// Cluster has database 0 only, so `db` is refused rather than ignored.
+fn parse_redis_cluster(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
+    let h = parse_host_list(dsn, "redis-cluster", rest, 6379)?;
+    if !h.path.is_empty() {
+        return Err(DsnError::Malformed(hide_password(dsn)));
+    }
+    if h.db != 0 {
+        return Err(DsnError::BadParameter {
+            dsn: hide_password(dsn),
+            why: "Redis Cluster has database 0 only".into(),
+        });
+    }
+    let seeds = h
+        .hosts
+        .iter()
+        .map(|host| format!("redis://{}{host}", h.userinfo))
+        .collect();
+    Ok(RedisDsn {
+        url: h.address.clone(),
+        address: h.address,
+        timeout: h.timeout,
+        prefix: h.prefix,
+        ca: None,
+        sentinel: None,
+        cluster: Some(seeds),
     })
 }
 
@@ -370,6 +443,36 @@ mod tests {
             Err(DsnError::Malformed("unix://relative".into()))
         );
         assert_eq!(hide_password("redis://:pw@h:1?x=1"), "redis://:***@h:1?x=1");
+    }
+
+    #[test]
+    fn parses_redis_cluster_dsns() {
+        let Ok(Dsn::Redis(r)) = parse("redis-cluster://:pw@10.0.0.1,10.0.0.2:7001?prefix=p:")
+        else {
+            panic!("not a cluster dsn")
+        };
+        assert_eq!(
+            r.cluster.as_deref(),
+            Some(
+                &[
+                    "redis://:pw@10.0.0.1:6379".to_string(),
+                    "redis://:pw@10.0.0.2:7001".into()
+                ][..]
+            )
+        );
+        assert_eq!(r.address, "redis-cluster://:***@10.0.0.1,10.0.0.2:7001");
+        assert_eq!(r.prefix, b"p:");
+        for malformed in [
+            "redis-cluster://h1,,h2",
+            "redis-cluster://h1/0",
+            "redis-cluster://",
+        ] {
+            assert_eq!(parse(malformed), Err(DsnError::Malformed(malformed.into())));
+        }
+        assert!(matches!(
+            parse("redis-cluster://h1?db=2"),
+            Err(DsnError::BadParameter { .. })
+        ));
     }
 
     #[test]

@@ -23,9 +23,21 @@ pub struct TestNode {
     pub gossip: SocketAddr,
     pub dir: PathBuf,
     args: Vec<String>,
+    /// The cluster segment's size (`--shm-size`): the test's stores open it with this
+    /// size, since a store that opens it before the node does makes it.
+    shm_bytes: u64,
     child: Option<Child>,
     /// RLIMIT_NOFILE for the process (`start_limited`).
     nofile: Option<u64>,
+}
+
+/// The bytes of a size the tests write as `"512M"`.
+fn megabytes(size: &str) -> u64 {
+    let n: u64 = size
+        .strip_suffix('M')
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("--shm-size {size}: the tests give sizes in M"));
+    n << 20
 }
 
 /// A free UDP port on 127.0.0.N, for a node's gossip.
@@ -36,7 +48,8 @@ fn free_gossip_addr(index: u8) -> SocketAddr {
 
 impl TestNode {
     /// Starts node `index` (1…254) on 127.0.0.`index`, joining through `seeds`, with the
-    /// test secret and a 100 ms gossip interval unless `extra` says otherwise.
+    /// test secret, a 100 ms gossip interval and a 16M segment unless `extra` says
+    /// otherwise (`shm_size`).
     pub fn start(dir: &TestDir, index: u8, seeds: &[SocketAddr], extra: &[&str]) -> TestNode {
         Self::start_limited(dir, index, seeds, extra, None)
     }
@@ -59,9 +72,14 @@ impl TestNode {
             gossip.to_string(),
             "--shm-dir".into(),
             dir.0.display().to_string(),
-            "--shm-size".into(),
-            "16M".into(),
         ];
+        let shm_bytes = match extra.iter().position(|a| *a == "--shm-size") {
+            Some(i) => megabytes(extra[i + 1]),
+            None => {
+                args.extend(["--shm-size".into(), "16M".into()]);
+                16 << 20
+            }
+        };
         if !extra.contains(&"--gossip-interval-ms") {
             args.extend(["--gossip-interval-ms".into(), "100".into()]);
         }
@@ -74,6 +92,7 @@ impl TestNode {
             gossip,
             dir: dir.0.clone(),
             args,
+            shm_bytes,
             child: None,
             nofile,
         };
@@ -123,7 +142,7 @@ impl TestNode {
     pub fn options(&self) -> ShmOptions {
         ShmOptions {
             dir: self.dir.clone(),
-            ..ShmOptions::new(&format!("n{}", self.index), 16 << 20)
+            ..ShmOptions::new(&format!("n{}", self.index), self.shm_bytes)
         }
     }
 

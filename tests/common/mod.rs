@@ -6,6 +6,7 @@ pub mod child;
 pub mod cluster;
 pub mod fake_resp;
 pub mod redis;
+pub mod redis_cluster;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -63,9 +64,9 @@ pub fn store_with_clock(size: u64) -> (TestDir, ShmStore, Clock) {
 pub const MB: u64 = 1 << 20;
 
 /// Which backend the backend-generic tests run on: `EPHPM_TEST_STORE=redis` selects the
-/// shared redis-server (over its unix socket; `redis-tcp`: its loopback port), `cluster`
-/// the shared 3-node cluster (through a different node for each test), anything else a
-/// private shm store.
+/// shared redis-server (over its unix socket; `redis-tcp`: its loopback port),
+/// `redis-cluster` the shared Redis Cluster, `cluster` the shared 3-node gossip cluster
+/// (through a different node for each test), anything else a private shm store.
 pub fn backend() -> String {
     std::env::var("EPHPM_TEST_STORE").unwrap_or_else(|_| "shm".into())
 }
@@ -90,10 +91,13 @@ impl Drop for Guard {
 pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
     use std::sync::Arc;
     match backend().as_str() {
-        b @ ("redis" | "redis-tcp") => {
+        b @ ("redis" | "redis-tcp" | "redis-cluster") => {
             static N: AtomicU32 = AtomicU32::new(0);
-            let (unix, tcp) = redis::shared();
-            let base = if b == "redis" { unix } else { tcp };
+            let base = match b {
+                "redis" => &redis::shared().0,
+                "redis-tcp" => &redis::shared().1,
+                _ => redis_cluster::shared(),
+            };
             let dsn = format!(
                 "{base}?prefix=t{}-{}:",
                 std::process::id(),

@@ -82,11 +82,25 @@ impl Node {
     /// segment after taking a lock sees the last holder's writes. A host that missed the
     /// copy (unreachable for a moment) catches up from gossip, where the write is also
     /// published.
-    pub(super) async fn propagate(&self, key: &[u8], w: &Write) {
+    ///
+    /// `turn`, the key's stripe, is held while publishing (so that gossip carries a
+    /// key's writes in the order they were decided) and released before the copies go
+    /// out: a node that waited for another's acknowledgement while holding a stripe,
+    /// while that one did the same towards it on the same stripe (two keys of one
+    /// stripe, decided on two nodes), stalled both until the timeout. Copies need no
+    /// order: a host installs an entry only over an older one.
+    pub(super) async fn propagate(
+        &self,
+        key: &[u8],
+        w: &Write,
+        turn: tokio::sync::MutexGuard<'_, ()>,
+    ) {
         let announced = self.announced(&w.entry);
+        self.publish(key, &announced, w.ttl).await;
+        drop(turn);
         if cfg!(feature = "no-owner-routing") {
             // ePHPm's design, for the tests: every node's decision spreads by gossip only.
-            return self.publish(key, &announced, w.ttl).await;
+            return;
         }
         let replicas = self.placement(key);
         let others: Vec<Arc<str>> = {
@@ -126,7 +140,6 @@ impl Node {
                 );
             }
         }
-        self.publish(key, &announced, w.ttl).await;
     }
 
     /// What hosts that do not hold `stored` get: itself when small, else its marker.

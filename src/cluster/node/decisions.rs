@@ -17,7 +17,7 @@ impl Node {
                 Err(e) => Response::Failed(Failure::Invalid, e.to_string()),
             },
             Op::Clear { prefix } => self.clear_everywhere(&prefix).await,
-            Op::Put { .. } => invalid("not a client request"),
+            Op::Put { .. } | Op::PutMany { .. } => invalid("not a client request"),
             Op::Read { key } => {
                 self.settled().await;
                 self.read_through(&key).await
@@ -95,7 +95,7 @@ impl Node {
             return self.wait_in_line(key, timeout).await;
         }
         let key = op.key().unwrap_or_default().to_vec();
-        let _turn = self.stripe(&key).lock().await;
+        let turn = self.stripe(&key).lock().await;
         let current = self.current(&key).await;
         let (response, write) = decide::decide(
             &op,
@@ -109,7 +109,7 @@ impl Node {
             if let Err(e) = self.store_local(&key, &w) {
                 return Response::Failed(Failure::Full, e.to_string());
             }
-            self.propagate(&key, &w).await;
+            self.propagate(&key, &w, turn).await;
             // A deletion frees an exclusive lock: its next waiter's turn (one, not all).
             if matches!(
                 op,
@@ -267,6 +267,19 @@ impl Node {
             Op::Put { key, entry } => {
                 let _turn = self.stripe(&key).lock().await;
                 self.install(&key, &entry);
+                Response::Done
+            }
+            // Each entry as a `Put`: under its key's stripe (taken one at a time, never
+            // two at once, so a batch cannot deadlock with a decision), and installed
+            // only over an older copy, so that a write decided here while the batch
+            // was on its way is never undone, nor a delete's tombstone replaced. Each
+            // stripe lock draws on tokio's cooperative budget, so a long batch yields
+            // its worker to the node's other requests.
+            Op::PutMany { entries } => {
+                for (key, entry) in &entries {
+                    let _turn = self.stripe(key).lock().await;
+                    self.install(key, entry);
+                }
                 Response::Done
             }
             Op::Clear { prefix } => self.clear_here(&prefix).await,

@@ -5,23 +5,33 @@ use super::*;
 
 impl Node {
     /// Moves the entries this node held under `old` to the nodes that hold them under
-    /// `new` and did not before. Copies are applied only over older ones, so a node that
-    /// was away gets what was written meanwhile, and a move is never undone by a late one.
-    pub(super) async fn hand_off(&self, old: &Members, new: &Members) {
+    /// `new` and did not before, in batches (`batches.rs`). Copies are applied only over
+    /// older ones, so a node that was away gets what was written meanwhile, and a move
+    /// is never undone by a late one, nor a write that raced with it.
+    pub(super) async fn hand_off(self: &Arc<Self>, old: &Members, new: &Members) {
         if old.len() == 1 && old.contains(&self.id) {
             // It was alone (it just started): what it holds came from the others.
             return;
         }
         let _one_at_a_time = self.handoff.lock().await;
+        let started = Instant::now();
         let Ok(keys) = self.local.keys() else { return };
         let rf = self.cfg.replication_factor;
-        let mut moved = 0;
-        for key in keys.iter().filter(|k| !k.starts_with(RESERVED)) {
-            let before = old.place(key, rf);
+        let mut outbox = batches::Outbox::new(self.clone());
+        for (i, key) in keys.into_iter().enumerate() {
+            if i % YIELD_EVERY == 0 {
+                // Gathering is reads of the segment, with no await of its own while the
+                // batches' slots are free: let the node's other tasks in.
+                tokio::task::yield_now().await;
+            }
+            if key.starts_with(RESERVED) {
+                continue;
+            }
+            let before = old.place(&key, rf);
             if !before.contains(&self.id) {
                 continue;
             }
-            let after = new.place(key, rf);
+            let after = new.place(&key, rf);
             let targets: Vec<_> = after
                 .iter()
                 .filter(|n| **n != self.id && !before.contains(n))
@@ -29,7 +39,7 @@ impl Node {
             if targets.is_empty() {
                 continue;
             }
-            let Some((stored, ttl)) = self.local_entry(key) else {
+            let Some((stored, ttl)) = self.local_entry(&key) else {
                 continue;
             };
             if !matches!(
@@ -38,28 +48,31 @@ impl Node {
             ) {
                 continue;
             }
-            let put = Op::Put {
-                key: key.clone(),
-                entry: Entry { stored, ttl },
-            };
+            let entry = Entry { stored, ttl };
             for t in targets {
-                if self
-                    .ask(t, Route::Here, &put, self.cfg.timeout)
-                    .await
-                    .is_ok()
-                {
-                    moved += 1;
-                }
+                outbox.push(t, key.clone(), entry.clone()).await;
             }
         }
-        if moved > 0 {
+        let t = outbox.finish().await;
+        if t.moved + t.missed > 0 {
+            let missed = match t.missed {
+                0 => String::new(),
+                n => format!("; {n} did not reach their node"),
+            };
             eprintln!(
-                "ephpm: cluster node {}: handed {moved} entries to their new placement",
-                self.id
+                "ephpm: cluster node {}: handed {} entries to their new placement in {} batches, \
+                 {} ms{missed}",
+                self.id,
+                t.moved,
+                t.batches,
+                started.elapsed().as_millis()
             );
         }
     }
 }
+
+/// The hand-off lets other tasks run after gathering this many keys.
+const YIELD_EVERY: usize = 256;
 
 /// Follows chitchat's live nodes: the members are the live node ids that published a
 /// data-plane address (a restarted node's newest generation wins).

@@ -7,8 +7,10 @@
 //! - `copies.rs`     the segment's copies: keeping them, copying them to the other
 //!   members and to gossip, applying what gossip brings, clearing
 //! - `membership.rs` chitchat's live nodes as the view, and the hand-off when it changes
+//! - `batches.rs`    the hand-off's entries, in batches per node
 //! - `serve.rs`      the listeners: caps, timeouts, SO_PEERCRED, what is refused
 
+mod batches;
 mod copies;
 mod decisions;
 mod lines;

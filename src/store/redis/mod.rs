@@ -3,6 +3,7 @@
 //!
 //! - `value.rs`    typed values in Redis strings (integers stay INCRBY-able)
 //! - `keys.rs`     the DSN prefix, and the counter, channel and line named after a lock
+//! - `link.rs`     a connection to one server or to a Redis Cluster
 //! - `queue.rs`    waiters of a lock in line: a release wakes one of them, not all
 //! - `rwlock.rs`   read/write locks: decided in Rust, swapped in by a script
 //! - `scripts.rs`  the atomic steps, and native compare-and-delete where the server has it
@@ -37,6 +38,7 @@
 //!   `noeviction` or an `allkeys-*` policy that prefers other keys.
 
 mod keys;
+mod link;
 mod queue;
 mod rwlock;
 mod scan;
@@ -52,6 +54,7 @@ use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
 use super::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
+use link::Link;
 use scripts::Flavour;
 use target::Target;
 pub use wakeups::WakeCounts;
@@ -64,7 +67,7 @@ const CLEAR_BATCH: usize = 500;
 
 /// A connection and what its server can do.
 struct Conn {
-    con: redis::Connection,
+    con: Link,
     flavour: Flavour,
     /// The target's generation it was opened on (see `target.rs`).
     generation: u64,
@@ -93,12 +96,13 @@ impl RedisStore {
                 why,
             })
         };
-        let target = match &dsn.sentinel {
-            Some(sentinel) => Target::sentinel(sentinel.clone(), dsn.timeout),
-            None if dsn.url.starts_with("rediss://") => {
-                Target::Fixed(tls_client(&dsn).map_err(bad)?)
+        let target = match (&dsn.sentinel, &dsn.cluster) {
+            (Some(sentinel), _) => Target::sentinel(sentinel.clone(), dsn.timeout),
+            (None, Some(seeds)) => {
+                Target::cluster(seeds, dsn.timeout).map_err(|e| bad(e.to_string()))?
             }
-            None => Target::Fixed(
+            _ if dsn.url.starts_with("rediss://") => Target::Fixed(tls_client(&dsn).map_err(bad)?),
+            _ => Target::Fixed(
                 redis::Client::open(dsn.url.as_str()).map_err(|e| bad(e.to_string()))?,
             ),
         };
@@ -196,13 +200,16 @@ impl RedisStore {
     }
 
     fn connect(&self) -> redis::RedisResult<Conn> {
-        let (client, generation) = self.target.client()?;
+        let generation = self.target.generation();
         let opened = (|| {
-            let mut con = client.get_connection_with_timeout(self.dsn.timeout)?;
-            con.set_read_timeout(Some(self.dsn.timeout))?;
-            con.set_write_timeout(Some(self.dsn.timeout))?;
-            self.target.check(&mut con, generation)?;
-            let flavour = Flavour::detect(&mut con)?;
+            let (mut con, generation) = self.target.open(self.dsn.timeout)?;
+            let flavour = match con {
+                // The native release pairs DELEX with a PUBLISH in a pipeline, which a
+                // cluster pipeline cannot carry (PUBLISH has no key to route by); the
+                // Lua release does both in one round trip.
+                Link::Cluster(..) => Flavour::Lua,
+                Link::Server(_) => Flavour::detect(&mut con)?,
+            };
             Ok(Conn {
                 con,
                 flavour,
@@ -444,12 +451,12 @@ impl Store for RedisStore {
         if entries.is_empty() {
             return Ok(());
         }
-        let mut pipe = redis::pipe();
-        for (key, value) in entries {
-            pipe.add_command(set_cmd(&self.key(key), &encoded(*value), ttl, false))
-                .ignore();
-        }
-        self.run_idempotent(|c| pipe.query::<()>(&mut c.con))
+        let sets: Vec<redis::Cmd> = entries
+            .iter()
+            .map(|(key, value)| set_cmd(&self.key(key), &encoded(*value), ttl, false))
+            .collect();
+        self.run_idempotent(|c| c.con.pipeline::<Vec<Reply>>(sets.clone()))
+            .map(drop)
     }
 
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
@@ -520,14 +527,13 @@ impl Store for RedisStore {
                 .arg(millis(ttl))
                 .query::<i64>(&mut c.con)
                 .map(|n| n == 1),
-            None => redis::pipe()
-                .cmd("PERSIST")
-                .arg(&full)
-                .ignore()
-                .cmd("EXISTS")
-                .arg(&full)
-                .query::<(i64,)>(&mut c.con)
-                .map(|(n,)| n == 1),
+            None => c
+                .con
+                .pipeline::<(i64, i64)>(vec![
+                    redis::cmd("PERSIST").arg(&full).clone(),
+                    redis::cmd("EXISTS").arg(&full).clone(),
+                ])
+                .map(|(_, n)| n == 1),
         })
     }
 
@@ -545,12 +551,10 @@ impl Store for RedisStore {
     fn version_and_ttl(&self, key: &[u8]) -> Result<Option<(u64, KeyTtl)>> {
         let full = self.key(key);
         let (stored, ms): (Option<Vec<u8>>, i64) = self.run_idempotent(|c| {
-            redis::pipe()
-                .cmd("GET")
-                .arg(&full)
-                .cmd("PTTL")
-                .arg(&full)
-                .query(&mut c.con)
+            c.con.pipeline(vec![
+                redis::cmd("GET").arg(&full).clone(),
+                redis::cmd("PTTL").arg(&full).clone(),
+            ])
         })?;
         Ok(match (stored, ms) {
             (None, _) | (_, -2) => None,
@@ -570,8 +574,13 @@ impl Store for RedisStore {
         loop {
             let (next, found) = self.scan_page(&pattern, cursor, CLEAR_BATCH)?;
             if !found.is_empty() {
-                let n: u64 = self.run(|c| redis::cmd("UNLINK").arg(&found).query(&mut c.con))?;
-                removed += n;
+                // One UNLINK per key: on a cluster, keys of different slots cannot share one.
+                let unlinks: Vec<redis::Cmd> = found
+                    .iter()
+                    .map(|k| redis::cmd("UNLINK").arg(k).clone())
+                    .collect();
+                let n: Vec<u64> = self.run(|c| c.con.pipeline(unlinks.clone()))?;
+                removed += n.iter().sum::<u64>();
             }
             if next == 0 {
                 return Ok(removed);
@@ -584,32 +593,43 @@ impl Store for RedisStore {
         self.scan_batch(prefix, cursor, out)
     }
 
+    /// The server's figures; on a cluster, every master's added up (a shard a master).
     fn stats(&self) -> Result<Stats> {
-        let (info, entries): (String, u64) = self.run_idempotent(|c| {
-            redis::pipe()
-                .cmd("INFO")
-                .arg("memory")
-                .arg("stats")
-                .cmd("DBSIZE")
-                .query(&mut c.con)
+        let per_master: Vec<(String, u64)> = self.run_idempotent(|c| {
+            let mut info = redis::cmd("INFO");
+            info.arg("memory").arg("stats");
+            c.con
+                .masters()?
+                .iter()
+                .map(|m| {
+                    Ok((
+                        c.con.on_master(m, &info)?,
+                        c.con.on_master(m, &redis::cmd("DBSIZE"))?,
+                    ))
+                })
+                .collect()
         })?;
         let field = |name: &str| -> u64 {
-            info.lines()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0)
+            per_master
+                .iter()
+                .filter_map(|(info, _)| {
+                    info.lines()
+                        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                })
+                .sum()
         };
         Ok(Stats {
             memory_size: field("maxmemory"),
             memory_used: field("used_memory"),
-            entries,
+            entries: per_master.iter().map(|(_, n)| n).sum(),
             hits: field("keyspace_hits"),
             misses: field("keyspace_misses"),
             evictions: field("evicted_keys"),
             expirations: field("expired_keys"),
             repairs: 0,
             resets: 0,
-            shards: 1,
+            shards: per_master.len() as u64,
         })
     }
 

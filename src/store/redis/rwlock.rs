@@ -135,19 +135,9 @@ impl RedisStore {
 
     /// The lock's state and the server's clock, in one round trip.
     fn read_state(&self, full: &[u8]) -> Result<Seen> {
-        let (stored, (secs, micros)): (Option<Vec<u8>>, (u64, u64)) = self.run_idempotent(|c| {
-            redis::pipe()
-                .cmd("GET")
-                .arg(full)
-                .cmd("TIME")
-                .query(&mut c.con)
-        })?;
-        Ok(Seen {
-            stored,
-            server_us: secs * 1_000_000 + micros,
-            at: Instant::now(),
-            fresh: true,
-        })
+        let reply: Vec<Reply> =
+            self.run_idempotent(|c| scripts::RW_READ.key(full).invoke(&mut c.con))?;
+        seen_in(&reply).ok_or_else(|| self.odd_reply(&reply))
     }
 
     /// Stores `next` if the key still holds `expected`: `None` when it did, else what
@@ -189,24 +179,11 @@ impl RedisStore {
                 .arg(publish)
                 .invoke(&mut c.con)
         })?;
-        let int = |r: Option<&Reply>| match r {
-            Some(Reply::Int(n)) => Some(*n as u64),
-            Some(Reply::BulkString(b)) => std::str::from_utf8(b).ok()?.parse().ok(),
-            _ => None,
-        };
-        match (int(reply.first()), int(reply.get(1)), reply.get(2)) {
-            (Some(1), _, _) => Ok(None),
-            (Some(0), Some(exists), Some(Reply::BulkString(v))) => {
-                let (Some(secs), Some(micros)) = (int(reply.get(3)), int(reply.get(4))) else {
-                    return Err(self.odd_reply(&reply));
-                };
-                Ok(Some(Seen {
-                    stored: (exists == 1).then(|| v.clone()),
-                    server_us: secs * 1_000_000 + micros,
-                    at: Instant::now(),
-                    fresh: true,
-                }))
-            }
+        match reply.first() {
+            Some(Reply::Int(1)) => Ok(None),
+            Some(Reply::Int(0)) => seen_in(&reply[1..])
+                .map(Some)
+                .ok_or_else(|| self.odd_reply(&reply)),
             _ => Err(self.odd_reply(&reply)),
         }
     }
@@ -217,6 +194,29 @@ impl RedisStore {
             reply: format!("an answer the read/write lock script never gives: {reply:?}"),
         }
     }
+}
+
+/// What the scripts answer for a state they read: `{exists, state, seconds, micros}`.
+fn seen_in(reply: &[Reply]) -> Option<Seen> {
+    let int = |r: Option<&Reply>| match r {
+        Some(Reply::Int(n)) => Some(*n as u64),
+        Some(Reply::BulkString(b)) => std::str::from_utf8(b).ok()?.parse().ok(),
+        _ => None,
+    };
+    let (Some(exists), Some(Reply::BulkString(v)), Some(secs), Some(micros)) = (
+        int(reply.first()),
+        reply.get(1),
+        int(reply.get(2)),
+        int(reply.get(3)),
+    ) else {
+        return None;
+    };
+    Some(Seen {
+        stored: (exists == 1).then(|| v.clone()),
+        server_us: secs * 1_000_000 + micros,
+        at: Instant::now(),
+        fresh: true,
+    })
 }
 
 /// Remembers a lock's state for this process's next operation on it.

@@ -1,11 +1,19 @@
 //! `Store::scan` on Redis: one SCAN a call, then one pipeline that reads each key's TTL,
 //! size and lock fence.
+//!
+//! On a Redis Cluster the SCAN walks every master in turn (a SCAN sees one node's keys):
+//! the cursor carries the master's index, in slot order, above that master's own cursor.
+//! A failover or resharding during a walk can show a key twice or miss one that moved,
+//! as SCAN itself may while a server rehashes.
 
 use super::keys;
 use super::{KeyTtl, RedisStore, Result, ScanEntry};
 
 /// How many keys a SCAN call is asked to look at.
 const SCAN_COUNT: usize = 500;
+/// Where a cluster cursor keeps the master's index: a server's own SCAN cursor counts
+/// hash-table buckets (Redis 7.4+ adds 14 bits of slot), far below 2^48.
+const MASTER_SHIFT: u32 = 48;
 
 impl RedisStore {
     /// One SCAN call: the next cursor and the keys (with the DSN's prefix) it found
@@ -17,13 +25,31 @@ impl RedisStore {
         count: usize,
     ) -> Result<(u64, Vec<Vec<u8>>)> {
         self.run_idempotent(|c| {
-            redis::cmd("SCAN")
-                .arg(cursor)
+            let masters = c.con.masters()?;
+            let index = (cursor >> MASTER_SHIFT) as usize;
+            let Some(master) = masters.get(index) else {
+                // The cluster has fewer masters than when the walk began: it is over.
+                return Ok((0, Vec::new()));
+            };
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor & ((1 << MASTER_SHIFT) - 1))
                 .arg("MATCH")
                 .arg(pattern)
                 .arg("COUNT")
-                .arg(count)
-                .query(&mut c.con)
+                .arg(count);
+            let (next, found): (u64, Vec<Vec<u8>>) = c.con.on_master(master, &scan)?;
+            let next = match next {
+                n if n >> MASTER_SHIFT != 0 => {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Extension,
+                        "SCAN returned a cursor too large to walk several masters",
+                    )));
+                }
+                0 if index + 1 < masters.len() => ((index + 1) as u64) << MASTER_SHIFT,
+                0 => 0,
+                n => (index as u64) << MASTER_SHIFT | n,
+            };
+            Ok((next, found))
         })
     }
 
@@ -45,14 +71,18 @@ impl RedisStore {
         if found.is_empty() {
             return Ok(next);
         }
-        let mut pipe = redis::pipe();
+        let mut reads = Vec::with_capacity(found.len() * 3);
         for key in &found {
-            pipe.cmd("PTTL").arg(key);
-            pipe.cmd("STRLEN").arg(key);
-            pipe.cmd("GET").arg(keys::derived(key, keys::FENCE));
+            reads.push(redis::cmd("PTTL").arg(key).clone());
+            reads.push(redis::cmd("STRLEN").arg(key).clone());
+            reads.push(
+                redis::cmd("GET")
+                    .arg(keys::derived(key, keys::FENCE))
+                    .clone(),
+            );
         }
         let replies: Vec<(i64, u64, Option<u64>)> =
-            self.run_idempotent(|c| pipe.query(&mut c.con))?;
+            self.run_idempotent(|c| c.con.pipeline(reads.clone()))?;
         let dsn_prefix = self.dsn.prefix.len();
         for (key, (pttl, size, fence)) in found.into_iter().zip(replies) {
             let ttl = match pttl {

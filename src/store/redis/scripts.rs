@@ -26,7 +26,7 @@ impl Flavour {
     /// does not know. Error kinds are not relied on ("unknown command" is a plain error).
     /// A server that refuses to answer (an ACL without `COMMAND`, a proxy) gets the Lua
     /// scripts, which every server runs.
-    pub fn detect(con: &mut redis::Connection) -> redis::RedisResult<Flavour> {
+    pub fn detect(con: &mut dyn redis::ConnectionLike) -> redis::RedisResult<Flavour> {
         let asked = redis::cmd("COMMAND")
             .arg("INFO")
             .arg("DELEX")
@@ -176,6 +176,18 @@ if sign == '+' or digits == '0' then sign = '' end
 redis.call('SET', KEYS[1], sign .. digits, 'KEEPTTL')
 redis.call('INCRBY', KEYS[1], ARGV[1])
 return redis.call('GET', KEYS[1])",
+    )
+});
+
+/// Reads a read/write lock's state with the server's clock. KEYS: key. Returns
+/// `{exists, state, seconds, microseconds}` (a script rather than a GET and TIME
+/// pipeline: a Redis Cluster pipeline cannot carry TIME, which has no key).
+pub static RW_READ: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:rw_read
+local v = redis.call('GET', KEYS[1])
+local t = redis.call('TIME')
+return {v and 1 or 0, v or '', t[1], t[2]}",
     )
 });
 

@@ -1,5 +1,5 @@
-//! Which server to talk to: the one the DSN names, or the master of a set that Redis
-//! Sentinel watches (`redis-sentinel://`).
+//! Which server to talk to: the one the DSN names, the master of a set that Redis
+//! Sentinel watches (`redis-sentinel://`), or a Redis Cluster (`redis-cluster://`).
 //!
 //! With Sentinel, the master is asked for (`SENTINEL get-master-addr-by-name`, one
 //! sentinel after another until one names it) when the first connection opens, and again
@@ -9,22 +9,47 @@
 //! tries of every sentinel, fits in the DSN's timeout: while the sentinels still name a
 //! dead master, calls fail fast (StoreError::Unavailable) and the next one asks again.
 //!
+//! A Redis Cluster's commands go through the redis crate's cluster client (slot map,
+//! MOVED/ASK). Its generation counts the seeds tried for Pub/Sub: a failed connection
+//! moves the subscriber on to the next seed, and drops the pool's cluster connections,
+//! whose slot maps may name a master that is gone (a new one asks the seeds again).
+//! Retries inside the client are few and short, so that a dead master makes calls fail
+//! within about the DSN's timeout rather than after the crate's default backoff.
+//!
 //! The redis crate's `sentinel` feature was not used: its sync client keeps its own
 //! connection per client and re-asks on its own schedule, while the pool in `mod.rs`
 //! decides when a connection is dead; these few commands let the pool say so.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::{RedisError, RedisResult};
 
+use super::link::Link;
 use crate::store::dsn::SentinelDsn;
+
+/// Tries a cluster client makes after a failed command (a redirect is one).
+const CLUSTER_RETRIES: u32 = 2;
+/// The longest it pauses between them, in ms.
+const CLUSTER_RETRY_WAIT_MS: u64 = 100;
 
 /// The server a connection is opened to.
 pub enum Target {
     /// The DSN's own server: never changes.
     Fixed(redis::Client),
     Sentinel(Sentinel),
+    Cluster(Cluster),
+}
+
+/// A Redis Cluster, reached through its seeds.
+pub struct Cluster {
+    client: redis::cluster::ClusterClient,
+    /// One client per seed, for the Pub/Sub subscriber (any node of a cluster delivers
+    /// every PUBLISH).
+    seeds: Vec<redis::Client>,
+    /// Failures seen so far: picks the seed, and is the generation.
+    failures: AtomicU64,
 }
 
 /// A master set, found through its sentinels.
@@ -41,6 +66,42 @@ struct Master {
 }
 
 impl Target {
+    pub fn cluster(seeds: &[String], timeout: Duration) -> RedisResult<Target> {
+        let client = redis::cluster::ClusterClientBuilder::new(seeds.iter().map(String::as_str))
+            .connection_timeout(timeout)
+            .response_timeout(timeout)
+            .retries(CLUSTER_RETRIES)
+            .min_retry_wait(10)
+            .max_retry_wait(CLUSTER_RETRY_WAIT_MS)
+            .build()?;
+        let seeds = seeds
+            .iter()
+            .map(|s| redis::Client::open(s.as_str()))
+            .collect::<RedisResult<_>>()?;
+        Ok(Target::Cluster(Cluster {
+            client,
+            seeds,
+            failures: AtomicU64::new(0),
+        }))
+    }
+
+    /// Opens a connection for commands, with `timeout` on each, and its generation.
+    pub fn open(&self, timeout: Duration) -> RedisResult<(Link, u64)> {
+        if let Target::Cluster(c) = self {
+            let generation = c.failures.load(Ordering::Relaxed);
+            return Ok((
+                Link::Cluster(Box::new(c.client.get_connection()?), None),
+                generation,
+            ));
+        }
+        let (client, generation) = self.client()?;
+        let mut con = client.get_connection_with_timeout(timeout)?;
+        con.set_read_timeout(Some(timeout))?;
+        con.set_write_timeout(Some(timeout))?;
+        self.check(&mut con, generation)?;
+        Ok((Link::Server(con), generation))
+    }
+
     pub fn sentinel(dsn: SentinelDsn, timeout: Duration) -> Target {
         Target::Sentinel(Sentinel {
             dsn,
@@ -52,10 +113,16 @@ impl Target {
         })
     }
 
-    /// The client to connect with now, and its generation.
+    /// The client to connect a single connection (the subscriber's) with now, and its
+    /// generation.
     pub fn client(&self) -> RedisResult<(redis::Client, u64)> {
         let s = match self {
             Target::Fixed(client) => return Ok((client.clone(), 0)),
+            Target::Cluster(c) => {
+                let generation = c.failures.load(Ordering::Relaxed);
+                let seed = &c.seeds[(generation % c.seeds.len() as u64) as usize];
+                return Ok((seed.clone(), generation));
+            }
             Target::Sentinel(s) => s,
         };
         // Held while asking, so that one thread asks and the others take its answer.
@@ -73,6 +140,7 @@ impl Target {
     pub fn generation(&self) -> u64 {
         match self {
             Target::Fixed(_) => 0,
+            Target::Cluster(c) => c.failures.load(Ordering::Relaxed),
             Target::Sentinel(s) => {
                 s.master
                     .lock()
@@ -85,18 +153,29 @@ impl Target {
     /// A connection of `generation` failed, or its server is no longer the master: the
     /// next connection asks the sentinels again.
     pub fn failed(&self, generation: u64) {
-        if let Target::Sentinel(s) = self {
-            let mut master = s.master.lock().unwrap_or_else(|e| e.into_inner());
-            if master.generation == generation {
-                master.client = None;
+        match self {
+            Target::Fixed(_) => {}
+            Target::Cluster(c) => {
+                let _ = c.failures.compare_exchange(
+                    generation,
+                    generation + 1,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            Target::Sentinel(s) => {
+                let mut master = s.master.lock().unwrap_or_else(|e| e.into_inner());
+                if master.generation == generation {
+                    master.client = None;
+                }
             }
         }
     }
 
     /// Checks that a new connection reached a master (a sentinel may name one that has
     /// just been demoted, and a replica would answer reads with stale data).
-    pub fn check(&self, con: &mut redis::Connection, generation: u64) -> RedisResult<()> {
-        if let Target::Fixed(_) = self {
+    fn check(&self, con: &mut redis::Connection, generation: u64) -> RedisResult<()> {
+        if !matches!(self, Target::Sentinel(_)) {
             return Ok(());
         }
         let role: Vec<redis::Value> = redis::cmd("ROLE").query(con)?;
