@@ -92,7 +92,7 @@ foreach ($ops as $name => [$ephpm, $phpredis]) {
  * Wake-up latency: a child waits, the parent releases (or publishes) and records when;
  * the child records when it runs again. Returns the latencies in µs.
  */
-function wakes(int $count, callable $prepare, callable $waiter, callable $waker, Ephpm\Kv $meta, Redis $r, string $channel): array {
+function wakes(int $count, callable $prepare, callable $waiter, callable $waker, Ephpm\Kv $meta, callable $asleep): array {
     $lat = [];
     for ($i = 0; $i < $count; $i++) {
         $meta->delete('woke');
@@ -101,8 +101,7 @@ function wakes(int $count, callable $prepare, callable $waiter, callable $waker,
             $waiter($meta);
             exit(0);
         }
-        // The waiter is asleep once its subscription is live.
-        while (($r->pubsub('numsub', [$channel])[$channel] ?? 0) < 1) { usleep(200); }
+        while (!$asleep()) { usleep(200); }
         usleep(1000);
         $t = $waker();
         pcntl_waitpid($pid, $status);
@@ -127,13 +126,16 @@ $ephpmWakes = wakes($opt['wakes'],
         $held->release();
         return $t;
     },
-    $meta, $r, '{e:wake}:ephpm:wake'
+    // An ephpm waiter is asleep once its ticket is in the lock's line.
+    $meta, fn () => $r->lLen('{e:wake}:ephpm:queue') >= 1
 );
 $release = 'if redis.call("get", KEYS[1]) == ARGV[1] then redis.call("del", KEYS[1]); '
     . 'redis.call("publish", KEYS[1], ""); return 1 end return 0';
 $releaseSha = $r->script('load', $release);
 $token = null;
 /** A phpredis waiter: subscribes, and on a message (or nothing) runs `$then`. */
+/** A phpredis waiter is asleep once its subscription is live. */
+$subscribed = fn () => ($r->pubsub('numsub', ['p:wake'])['p:wake'] ?? 0) >= 1;
 $subscriber = function (callable $then) use ($server) {
     return function (Ephpm\Kv $meta) use ($server, $then) {
         $cmd = new Redis();
@@ -163,7 +165,7 @@ $phpredisLockWakes = wakes($opt['wakes'],
         $r->evalSha($releaseSha, ['p:wake', $token], 1);
         return $t;
     },
-    $meta, $r, 'p:wake'
+    $meta, $subscribed
 );
 $phpredisWakes = wakes($opt['wakes'],
     function () {},
@@ -173,7 +175,7 @@ $phpredisWakes = wakes($opt['wakes'],
         $r->publish('p:wake', 'released');
         return $t;
     },
-    $meta, $r, 'p:wake'
+    $meta, $subscribed
 );
 foreach (['median' => 0.5, 'p90' => 0.9] as $label => $p) {
     printf("| %-40s | %14.1f | %14.1f | %8.2f |\n", "Pub/Sub wake -> lock held, $label",
