@@ -10,10 +10,14 @@ pcntl
 require __DIR__ . '/harness/redis.inc';
 $redis = new TestRedis();
 $memo = Ephpm\MemoLock::fromDsn($redis->dsn());
-// Subscribers of the lock's wake-up channel (only the child ever waits on "job").
-$subscribed = function () use ($redis): int {
-    exec('redis-cli -s ' . escapeshellarg($redis->socket) . ' pubsub numsub "{job}:ephpm:wake"', $lines);
-    return (int) ($lines[1] ?? 0);
+// Each process's subscriber keeps a mailbox channel of its own, where a release hands
+// the lock to the first waiter in line: the parent's (from the warm-up wait), and the
+// child's once it waits — on a subscriber of its own, not the parent's inherited one.
+$mailboxes = function () use ($redis): int {
+    // --csv quotes each (binary) channel name.
+    $out = shell_exec('redis-cli --csv -s ' . escapeshellarg($redis->socket)
+        . " pubsub channels '*ephpm:mailbox:*'");
+    return substr_count((string) $out, 'ephpm:mailbox:');
 };
 
 // Start the runtime and the subscriber in the parent: a wait that runs out.
@@ -29,10 +33,10 @@ if (($pid = pcntl_fork()) === 0) {
     exit($got !== null && $got->fence > $held->fence ? 0 : 1);
 }
 while (file_get_contents($flag) !== 'waiting') { usleep(1000); }
-// The child's wait is woken through its own subscriber: one connection is subscribed.
+// The child's wait is woken through its own subscriber: a second mailbox.
 $deadline = microtime(true) + 10;
-while ($subscribed() === 0 && microtime(true) < $deadline) { usleep(5000); }
-echo 'the child subscribed: ', var_export($subscribed() === 1, true), "\n";
+while ($mailboxes() < 2 && microtime(true) < $deadline) { usleep(5000); }
+echo 'the child subscribed: ', var_export($mailboxes() === 2, true), "\n";
 var_dump($held->release());
 pcntl_waitpid($pid, $status);
 echo 'the child got the lock after the release: ', var_export(pcntl_wexitstatus($status) === 0, true), "\n";
