@@ -3,18 +3,21 @@
 //! master and the store's own keys of a lock share its hash slot; scan, clear and stats
 //! walk every master; a master killed fails its slots' calls with `Unavailable` (never
 //! a hang) until its replica is promoted, leaves the other slots alone, and fences keep
-//! growing across the failover. The backend-generic suites also run here
-//! (`EPHPM_TEST_STORE=redis-cluster`).
+//! growing across the failover. Waiters are woken by sharded Pub/Sub: a lock's release
+//! `SPUBLISH`es to the shard of the lock's slot only, and wakes one waiter. The
+//! backend-generic suites also run here (`EPHPM_TEST_STORE=redis-cluster`).
 
 mod common;
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use common::no_hang;
-use common::redis::ask;
+use common::redis::{ask, info_field, wait_until};
 use common::redis_cluster::RedisCluster;
+use ephpm::lock::Locks;
 use ephpm::rwlock::{Mode, Op, Outcome};
 use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
@@ -123,6 +126,11 @@ fn a_killed_master_fails_its_slots_until_its_replica_takes_over_and_fences_grow(
     let probe = key_on(&cluster, prefix, doomed, "probe");
     let ttl = Duration::from_secs(2);
     let before = s.lock_acquire(&lost, b"old", ttl).unwrap().expect("free");
+    // A waiter whose subscriber listens on the doomed master before the kill.
+    let wake = key_on(&cluster, prefix, doomed, "wake");
+    let waiter = store(&cluster.dsn(&format!("?prefix={prefix}&timeout=0.5")));
+    let woken = |cluster: &RedisCluster| wakes_a_waiter(&s, &waiter, cluster, prefix, &wake);
+    assert_eq!(woken(&cluster), 1, "before the failover");
     // The replica has the lock and its fence counter before its master dies.
     ask(doomed, redis::cmd("WAIT").arg(1).arg(5000)).expect("WAIT");
 
@@ -173,4 +181,153 @@ fn a_killed_master_fails_its_slots_until_its_replica_takes_over_and_fences_grow(
     );
     assert!(!s.lock_release(&lost, b"old").unwrap());
     assert!(s.lock_release(&lost, b"new").unwrap());
+    // The subscriber found the promoted replica: a release there still wakes its waiter.
+    assert_eq!(woken(&cluster), 1, "after the failover");
+}
+
+/// `holder` takes `lock`, a thread waits for it through `waiter`, and the release hands
+/// it over; returns how many times the release's message woke the waiter (0: it found the
+/// lock free after a slice only).
+fn wakes_a_waiter(
+    holder: &Arc<RedisStore>,
+    waiter: &Arc<RedisStore>,
+    cluster: &RedisCluster,
+    prefix: &str,
+    lock: &[u8],
+) -> u64 {
+    let ttl = Duration::from_secs(30);
+    let full = [prefix.as_bytes(), lock].concat();
+    let line = [b"{", &full[..], b"}:ephpm:queue"].concat();
+    let held = Locks::new(holder.clone())
+        .acquire(lock, ttl, Duration::ZERO)
+        .unwrap()
+        .expect("a free lock");
+    let before = waiter.wake_counts().woken;
+    // After a failover, a connection kept from before still maps the slot to the dead
+    // master; a read (retried on a fresh connection) replaces it, a write would fail once
+    // (README: the redis crate does not refresh its slot map on a refused connection).
+    waiter.read(lock, &mut |_| {}).unwrap();
+    let (w, l) = (waiter.clone(), lock.to_vec());
+    let thread = std::thread::spawn(move || {
+        let locks = Locks::new(w);
+        let got = locks.acquire(&l, ttl, Duration::from_secs(30)).unwrap();
+        assert!(locks.release(&got.expect("the lock")).unwrap());
+    });
+    wait_until("the waiter in line", || {
+        let owner = cluster.master_of(&full);
+        matches!(
+            ask(owner, redis::cmd("LLEN").arg(&line)),
+            Some(redis::Value::Int(1))
+        )
+    });
+    assert!(Locks::new(holder.clone()).release(&held).unwrap());
+    no_hang(move || thread.join().expect("the waiter failed"));
+    waiter.wake_counts().woken - before
+}
+
+/// Calls of `command` (lower case) every live node has run, Lua's included.
+fn calls(cluster: &RedisCluster, command: &str) -> u64 {
+    cluster
+        .live()
+        .filter_map(|port| info_field(port, "commandstats", &format!("cmdstat_{command}")))
+        .filter_map(|stat| {
+            stat.strip_prefix("calls=")?
+                .split(',')
+                .next()?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum()
+}
+
+/// Shard channels subscribed on the node at `port` whose names start with `prefix`.
+fn shard_channels(port: u16, prefix: &str) -> usize {
+    match ask(
+        port,
+        redis::cmd("PUBSUB")
+            .arg("SHARDCHANNELS")
+            .arg(format!("{prefix}*")),
+    ) {
+        Some(redis::Value::Array(names)) => names.len(),
+        _ => 0,
+    }
+}
+
+/// 19 processes' stores wait on one lock: each waits in line on a mailbox of its own in
+/// the lock's slot, subscribed with SSUBSCRIBE on that slot's master and on no other
+/// node; each release `SPUBLISH`es (no classic `PUBLISH`, which a cluster copies to every
+/// node) and wakes one waiter; every waiter gets the lock once, one at a time.
+#[test]
+fn a_release_wakes_one_waiter_by_sharded_pubsub_on_the_locks_shard() {
+    const WAITERS: usize = 19;
+    const TTL: Duration = Duration::from_secs(30);
+    let cluster = RedisCluster::start();
+    let dsn = cluster.dsn("?prefix=herd:");
+    let owner = cluster.master_of(b"herd:job");
+    let mailboxes = "{herd:job}:ephpm:mailbox:";
+    let holder = Locks::new(store(&dsn));
+    let first = holder
+        .acquire(b"job", TTL, Duration::ZERO)
+        .unwrap()
+        .expect("a free lock");
+    let publish_before = calls(&cluster, "publish");
+    let spublish_before = calls(&cluster, "spublish");
+    let inside = Arc::new(AtomicBool::new(false));
+    let waiters: Vec<_> = (0..WAITERS)
+        .map(|_| {
+            let s = store(&dsn);
+            let locks = Locks::new(s.clone());
+            let inside = inside.clone();
+            let thread = std::thread::spawn(move || {
+                let held = locks
+                    .acquire(b"job", TTL, Duration::from_secs(120))
+                    .expect("acquire")
+                    .expect("the lock within the wait");
+                assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+                std::thread::sleep(Duration::from_millis(2));
+                inside.store(false, Ordering::SeqCst);
+                assert!(locks.release(&held).expect("release"));
+                held.fence
+            });
+            (s, thread)
+        })
+        .collect();
+    wait_until("19 mailboxes subscribed on the lock's master", || {
+        shard_channels(owner, mailboxes) == WAITERS
+    });
+    for port in cluster.live().filter(|&p| p != owner) {
+        assert_eq!(
+            shard_channels(port, "{herd:"),
+            0,
+            "a shard channel on {port}"
+        );
+    }
+    let (woken, fences) = no_hang(move || {
+        assert!(holder.release(&first).expect("release"));
+        let mut fences = vec![first.fence];
+        let mut woken = 0;
+        for (s, thread) in waiters {
+            fences.push(thread.join().expect("a waiter failed"));
+            woken += s.wake_counts().woken;
+        }
+        (woken, fences)
+    });
+    let mut distinct = fences.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), WAITERS + 1, "one acquisition each");
+    let releases = WAITERS as u64 + 1;
+    assert!(
+        woken <= releases,
+        "{releases} releases woke waiters {woken} times"
+    );
+    assert_eq!(
+        calls(&cluster, "publish"),
+        publish_before,
+        "a classic PUBLISH"
+    );
+    assert!(
+        calls(&cluster, "spublish") - spublish_before >= releases,
+        "the releases did not SPUBLISH"
+    );
 }

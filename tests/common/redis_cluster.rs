@@ -95,7 +95,7 @@ impl RedisCluster {
         });
     }
 
-    fn live(&self) -> impl Iterator<Item = u16> + '_ {
+    pub fn live(&self) -> impl Iterator<Item = u16> + '_ {
         self.nodes
             .iter()
             .filter(|(_, p)| p.is_some())

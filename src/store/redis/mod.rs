@@ -55,7 +55,7 @@ use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
 use super::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 use link::Link;
-use scripts::Flavour;
+use scripts::{Flavour, Publish};
 use target::Target;
 pub use wakeups::WakeCounts;
 use wakeups::Wakeups;
@@ -69,6 +69,7 @@ const CLEAR_BATCH: usize = 500;
 struct Conn {
     con: Link,
     flavour: Flavour,
+    publish: Publish,
     /// The target's generation it was opened on (see `target.rs`).
     generation: u64,
 }
@@ -203,16 +204,17 @@ impl RedisStore {
         let generation = self.target.generation();
         let opened = (|| {
             let (mut con, generation) = self.target.open(self.dsn.timeout)?;
-            let flavour = match con {
+            let (flavour, publish) = match con {
                 // The native release pairs DELEX with a PUBLISH in a pipeline, which a
                 // cluster pipeline cannot carry (PUBLISH has no key to route by); the
                 // Lua release does both in one round trip.
-                Link::Cluster(..) => Flavour::Lua,
-                Link::Server(_) => Flavour::detect(&mut con)?,
+                Link::Cluster(..) => (Flavour::Lua, self.target.publish()?),
+                Link::Server(_) => (Flavour::detect(&mut con)?, Publish::Classic),
             };
             Ok(Conn {
                 con,
                 flavour,
+                publish,
                 generation,
             })
         })();
@@ -273,8 +275,11 @@ impl RedisStore {
             Some(inherited) => std::mem::forget(inherited),
             None => {}
         }
+        // A cluster's scripts publish as its servers can (`scripts::Publish`): the
+        // subscriber must listen the same way.
+        let publish = self.target.publish().map_err(|e| self.error(&e))?;
         let w = Arc::new(
-            Wakeups::start(self.target.clone(), self.dsn.timeout).map_err(|e| {
+            Wakeups::start(self.target.clone(), self.dsn.timeout, publish).map_err(|e| {
                 self.unavailable(format!("cannot start the background runtime: {e}"))
             })?,
         );
@@ -314,7 +319,7 @@ impl RedisStore {
                 redis::pipe()
                     .cmd("DEL")
                     .arg(full)
-                    .cmd("PUBLISH")
+                    .cmd(c.publish.command())
                     .arg(&channel)
                     .arg("")
                     .add_command(queue::hand_over_if_free(full, &line))
@@ -329,6 +334,7 @@ impl RedisStore {
                     .key(&line)
                     .arg(&as_str)
                     .arg(&channel)
+                    .arg(c.publish.command())
                     .arg(expected)
                     .invoke(&mut c.con)?,
                 Flavour::Lua => scripts::RELEASE
@@ -336,6 +342,7 @@ impl RedisStore {
                     .key(&line)
                     .arg(&as_str)
                     .arg(&channel)
+                    .arg(c.publish.command())
                     .invoke(&mut c.con)?,
                 native => {
                     let mut del = match native {

@@ -57,7 +57,7 @@ impl RedisStore {
         let full = self.key(name);
         let line = keys::derived(&full, keys::QUEUE);
         let wakeups = self.wakeups()?;
-        let ticket = wakeups.ticket(deadline.min(Instant::now() + SLICE));
+        let ticket = wakeups.ticket(&full, deadline.min(Instant::now() + SLICE));
         loop {
             let ttl: i64 = self.run(|c| {
                 scripts::ENQUEUE

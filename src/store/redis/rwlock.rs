@@ -165,7 +165,7 @@ impl RedisStore {
                     .arg(ttl_ms)
                     .ignore();
                 if !publish.is_empty() {
-                    p.cmd("PUBLISH").arg(publish).arg("").ignore();
+                    p.cmd(c.publish.command()).arg(publish).arg("").ignore();
                 }
                 p.query::<()>(&mut c.con).map(|()| None)
             });
@@ -177,6 +177,7 @@ impl RedisStore {
                 .arg(next)
                 .arg(ttl_ms)
                 .arg(publish)
+                .arg(c.publish.command())
                 .invoke(&mut c.con)
         })?;
         match reply.first() {

@@ -84,24 +84,71 @@ return fence",
 });
 
 /// Hands a released lock to the first waiter in its line (`queue.rs`): pops the next
-/// ticket of KEYS[2] and publishes it on the mailbox channel it names (`mailbox:id`), so
-/// that one waiter wakes, not all. A ticket whose waiter is gone wakes nobody; the others
-/// look again within a slice.
+/// ticket of KEYS[2] and publishes it (with the command in the script's local `publish`)
+/// on the mailbox channel it names (`mailbox:id`), so that one waiter wakes, not all. A
+/// ticket whose waiter is gone wakes nobody; the others look again within a slice.
 const HAND_OVER: &str = r"
 local t = redis.call('LPOP', KEYS[2])
-if t then redis.call('PUBLISH', string.match(t, '^(.*):'), t) end";
+if t then redis.call(publish, string.match(t, '^(.*):'), t) end";
 
-/// Deletes a key whose value is ARGV[1] (or ARGV[3], when given: an integer matches as its
+/// How a connection's server publishes a lock's wake-ups (`wakeups.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Publish {
+    /// `PUBLISH`: a single server, or a cluster without sharded Pub/Sub (every node then
+    /// copies every message to every other over the cluster bus).
+    Classic,
+    /// `SPUBLISH` (Redis ≥ 7.0 on a cluster): the message stays on the shard of the
+    /// channel's slot, which is the lock's: channels are named after the lock.
+    Sharded,
+}
+
+impl Publish {
+    /// Sharded on a Redis Cluster whose server has `SPUBLISH`; classic otherwise, and
+    /// when the server will not say (as in `Flavour::detect`).
+    pub fn detect(con: &mut dyn redis::ConnectionLike) -> redis::RedisResult<Publish> {
+        let asked = redis::cmd("COMMAND")
+            .arg("INFO")
+            .arg("SPUBLISH")
+            .query::<Vec<Value>>(con);
+        match asked {
+            Ok(info) if info.first().is_some_and(|v| !matches!(v, Value::Nil)) => {
+                Ok(Publish::Sharded)
+            }
+            Ok(_) => Ok(Publish::Classic),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+                ) =>
+            {
+                Ok(Publish::Classic)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The command, as the scripts take it.
+    pub fn command(self) -> &'static str {
+        match self {
+            Publish::Classic => "PUBLISH",
+            Publish::Sharded => "SPUBLISH",
+        }
+    }
+}
+
+/// Deletes a key whose value is ARGV[1] (or ARGV[4], when given: an integer matches as its
 /// Redis integer and as a string ephpm tagged), publishes on the channel ARGV[2] (every
-/// waiter for a change of the key) and hands the lock to the first waiter in the line
-/// KEYS[2]. KEYS: key, line. Returns 1 when it deleted.
+/// waiter for a change of the key) with the command ARGV[3] (`Publish::command`) and
+/// hands the lock to the first waiter in the line KEYS[2]. KEYS: key, line. Returns 1
+/// when it deleted.
 pub static RELEASE: LazyLock<Script> = LazyLock::new(|| {
     Script::new(&format!(
         r"-- ephpm:release
 local v = redis.call('GET', KEYS[1])
-if v ~= ARGV[1] and (ARGV[3] == nil or v ~= ARGV[3]) then return 0 end
+if v ~= ARGV[1] and (ARGV[4] == nil or v ~= ARGV[4]) then return 0 end
 redis.call('DEL', KEYS[1])
-redis.call('PUBLISH', ARGV[2], ''){HAND_OVER}
+local publish = ARGV[3]
+redis.call(publish, ARGV[2], ''){HAND_OVER}
 return 1"
     ))
 });
@@ -109,11 +156,13 @@ return 1"
 /// The hand-over after a server's native compare-and-delete (sent with it in one
 /// pipeline, by EVAL: a pipeline cannot reload a script the server lost). KEYS: lock,
 /// line. Hands over only while the lock is absent: if somebody took it between the
-/// delete and this, that holder's release hands it over instead.
+/// delete and this, that holder's release hands it over instead. Single servers only
+/// (the native commands are not used on a cluster), so the publishing is classic.
 pub static HAND_OVER_IF_FREE: LazyLock<String> = LazyLock::new(|| {
     format!(
         r"-- ephpm:hand_over
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end{HAND_OVER}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local publish = 'PUBLISH'{HAND_OVER}
 return 1"
     )
 });
@@ -193,8 +242,8 @@ return {v and 1 or 0, v or '', t[1], t[2]}",
 
 /// Replaces a read/write lock's state if it is still the one the caller decided on
 /// (`crate::rwlock::state::apply` runs in Rust; this is its atomic half). KEYS: key.
-/// ARGV: the state decided on ('' when absent), the new state, its TTL in ms, and the
-/// channel to publish on ('' for none). Returns `{1}` when it replaced; when the state
+/// ARGV: the state decided on ('' when absent), the new state, its TTL in ms, the
+/// channel to publish on ('' for none) and the command (`Publish::command`). Returns `{1}` when it replaced; when the state
 /// had changed meanwhile, `{0, exists, state, seconds, microseconds}`: what the caller
 /// decides on again, with the server's clock, without another round trip.
 pub static RW_SWAP: LazyLock<Script> = LazyLock::new(|| {
@@ -206,7 +255,7 @@ if (v or '') ~= ARGV[1] then
   return {0, v and 1 or 0, v or '', t[1], t[2]}
 end
 redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-if ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], '') end
+if ARGV[4] ~= '' then redis.call(ARGV[5], ARGV[4], '') end
 return {1}",
     )
 });

@@ -20,13 +20,14 @@
 //! connection per client and re-asks on its own schedule, while the pool in `mod.rs`
 //! decides when a connection is dead; these few commands let the pool say so.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use redis::{RedisError, RedisResult};
 
 use super::link::Link;
+use super::scripts::Publish;
 use crate::store::dsn::SentinelDsn;
 
 /// Tries a cluster client makes after a failed command (a redirect is one).
@@ -45,9 +46,14 @@ pub enum Target {
 /// A Redis Cluster, reached through its seeds.
 pub struct Cluster {
     client: redis::cluster::ClusterClient,
-    /// One client per seed, for the Pub/Sub subscriber (any node of a cluster delivers
-    /// every PUBLISH).
+    /// One client per seed, for a classic Pub/Sub subscriber (any node of a cluster
+    /// delivers every PUBLISH; a server without sharded Pub/Sub).
     seeds: Vec<redis::Client>,
+    /// The DSN's seeds and timeout, for the sharded subscriber's own cluster client.
+    seed_urls: Vec<String>,
+    timeout: Duration,
+    /// How its servers publish, asked once (`publish`).
+    publish: OnceLock<Publish>,
     /// Failures seen so far: picks the seed, and is the generation.
     failures: AtomicU64,
 }
@@ -74,6 +80,7 @@ impl Target {
             .min_retry_wait(10)
             .max_retry_wait(CLUSTER_RETRY_WAIT_MS)
             .build()?;
+        let seed_urls = seeds.to_vec();
         let seeds = seeds
             .iter()
             .map(|s| redis::Client::open(s.as_str()))
@@ -81,6 +88,9 @@ impl Target {
         Ok(Target::Cluster(Cluster {
             client,
             seeds,
+            seed_urls,
+            timeout,
+            publish: OnceLock::new(),
             failures: AtomicU64::new(0),
         }))
     }
@@ -134,6 +144,53 @@ impl Target {
         master.generation += 1;
         master.client = Some(client.clone());
         Ok((client, master.generation))
+    }
+
+    /// A cluster client for a sharded Pub/Sub subscriber: RESP3 (the crate's SSUBSCRIBE
+    /// needs it), messages pushed to `push`. The crate sends each SSUBSCRIBE to the master
+    /// of the channel's slot and subscribes again after a failover or a slot's move.
+    /// None for a single server.
+    pub fn sharded_client(
+        &self,
+        push: tokio::sync::mpsc::UnboundedSender<redis::PushInfo>,
+    ) -> Option<RedisResult<redis::cluster::ClusterClient>> {
+        let Target::Cluster(c) = self else {
+            return None;
+        };
+        Some(
+            redis::cluster::ClusterClientBuilder::new(c.seed_urls.iter().map(String::as_str))
+                .use_protocol(redis::ProtocolVersion::RESP3)
+                .push_sender(push)
+                .connection_timeout(c.timeout)
+                .response_timeout(c.timeout)
+                .build(),
+        )
+    }
+
+    /// How the target's servers publish wake-ups: classic on a single server; on a
+    /// cluster, asked once of the seeds in turn (one may be the dead master of a failover:
+    /// the cluster client would ask a random node).
+    pub fn publish(&self) -> RedisResult<Publish> {
+        let Target::Cluster(c) = self else {
+            return Ok(Publish::Classic);
+        };
+        if let Some(p) = c.publish.get() {
+            return Ok(*p);
+        }
+        let mut failed = None;
+        for seed in &c.seeds {
+            let asked = seed
+                .get_connection_with_timeout(c.timeout)
+                .and_then(|mut con| {
+                    con.set_read_timeout(Some(c.timeout))?;
+                    Publish::detect(&mut con)
+                });
+            match asked {
+                Ok(p) => return Ok(*c.publish.get_or_init(|| p)),
+                Err(e) => failed = Some(e),
+            }
+        }
+        Err(failed.unwrap_or_else(|| unavailable("no seed".into())))
     }
 
     /// The generation connections should be on (older ones are dropped).

@@ -1,5 +1,6 @@
-//! Waiters woken by Pub/Sub: **one** subscriber connection per process, owned by the
-//! background runtime and shared by every thread that waits — not a connection per lock.
+//! Waiters woken by Pub/Sub: **one** subscriber per process (a connection; on a Redis
+//! Cluster with sharded Pub/Sub, one cluster connection), owned by the background runtime
+//! and shared by every thread that waits — not a connection per lock.
 //!
 //! A waiter registers its channel (the task subscribes to it unless it already is),
 //! waits until the subscription is confirmed (so a release published after its next
@@ -24,6 +25,16 @@
 //! named at random and subscribed for the process's life, on which a lock's release
 //! hands the lock to one waiter of this process (`queue.rs`): the message is that
 //! waiter's ticket, and only that waiter wakes.
+//!
+//! # On a Redis Cluster
+//! Where the servers have sharded Pub/Sub (`scripts::Publish::Sharded`, Redis ≥ 7.0),
+//! releases `SPUBLISH` and the subscriber `SSUBSCRIBE`s through a cluster connection of
+//! its own, which the redis crate routes to the master of each channel's slot (and
+//! subscribes again after a failover or a slot's move): a message then stays on its
+//! shard, where a classic `PUBLISH` is copied to every node over the cluster bus. A
+//! script may publish only on a channel of its keys' slot, so there the mailbox is one
+//! per lock a process waits on (named after the lock, with the process's random part),
+//! subscribed like a key's channel while its waiters wait and for `LINGER` after.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -33,6 +44,8 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use tokio::sync::mpsc;
 
+use super::keys;
+use super::scripts::Publish;
 use super::target::Target;
 use crate::store::Result;
 
@@ -85,8 +98,10 @@ pub struct Wakeups {
     shared: Arc<Shared>,
     /// Channels a waiter needs subscribed that are not live: the task subscribes.
     to_task: mpsc::UnboundedSender<Vec<u8>>,
-    /// This process's mailbox channel (see the module doc).
+    /// This process's mailbox channel (see the module doc); sharded: the suffix of its
+    /// mailbox for each lock.
     mailbox: Vec<u8>,
+    publish: Publish,
     woken: AtomicU64,
     slices: AtomicU64,
 }
@@ -94,25 +109,41 @@ pub struct Wakeups {
 impl Wakeups {
     /// Starts the subscriber task on the background runtime. It connects in the
     /// background; until it has, waiters wait in slices.
-    pub fn start(target: Arc<Target>, timeout: Duration) -> std::io::Result<Wakeups> {
+    pub fn start(
+        target: Arc<Target>,
+        timeout: Duration,
+        publish: Publish,
+    ) -> std::io::Result<Wakeups> {
         let shared = Arc::new(Shared::default());
-        let mut mailbox = b"ephpm:mailbox:".to_vec();
+        let mut mailbox = match publish {
+            Publish::Classic => b"ephpm:mailbox:".to_vec(),
+            Publish::Sharded => b":ephpm:mailbox:".to_vec(),
+        };
         mailbox.extend_from_slice(&crate::lock::new_token());
-        // One waiter that never leaves: the mailbox stays subscribed, reconnections
-        // included, and the task subscribes it as soon as it is connected.
-        shared.lock().insert(
-            mailbox.clone(),
-            Channel {
-                waiters: 1,
-                ..Channel::default()
-            },
-        );
+        if publish == Publish::Classic {
+            // One waiter that never leaves: the mailbox stays subscribed, reconnections
+            // included, and the task subscribes it as soon as it is connected.
+            shared.lock().insert(
+                mailbox.clone(),
+                Channel {
+                    waiters: 1,
+                    ..Channel::default()
+                },
+            );
+        }
         let (to_task, from_waiters) = mpsc::unbounded_channel();
-        crate::runtime::handle()?.spawn(subscriber(target, timeout, shared.clone(), from_waiters));
+        crate::runtime::handle()?.spawn(subscriber(
+            target,
+            timeout,
+            publish,
+            shared.clone(),
+            from_waiters,
+        ));
         Ok(Wakeups {
             shared,
             to_task,
             mailbox,
+            publish,
             woken: AtomicU64::new(0),
             slices: AtomicU64::new(0),
         })
@@ -125,28 +156,31 @@ impl Wakeups {
         }
     }
 
-    /// A fresh ticket for a place in a lock's line: `mailbox:id`, which tells the
-    /// release where to publish it. Waits (at most until `until`) for the mailbox to be
-    /// subscribed, so that a release after the ticket is queued cannot be missed.
-    pub fn ticket(&self, until: Instant) -> Ticket<'_> {
-        let mut name = self.mailbox.clone();
+    /// A fresh ticket for a place in the line of the lock `full` (its full Redis key):
+    /// `mailbox:id`, which tells the release where to publish it. Waits (at most until
+    /// `until`) for the mailbox to be subscribed, so that a release after the ticket is
+    /// queued cannot be missed.
+    pub fn ticket(&self, full: &[u8], until: Instant) -> Ticket<'_> {
+        let mailbox = match self.publish {
+            Publish::Classic => self.mailbox.clone(),
+            Publish::Sharded => keys::derived(full, &self.mailbox),
+        };
+        let mut name = mailbox.clone();
         name.push(b':');
         name.extend_from_slice(&crate::lock::new_token());
-        if let Some(mailbox) = self.shared.lock().get_mut(&self.mailbox) {
+        let registration = Registration::new(self, mailbox);
+        if let Some(mailbox) = self.shared.lock().get_mut(&registration.channel) {
             mailbox.tickets.insert(name.clone(), false);
         }
-        self.until_live(&self.mailbox, until);
-        Ticket {
-            wakeups: self,
-            name,
-        }
+        self.until_live(&registration.channel, until);
+        Ticket { registration, name }
     }
 
     /// Sleeps until a release sends `ticket` (true) or `until` passes (false).
     pub fn wait_for_ticket(&self, ticket: &Ticket<'_>, until: Instant) -> bool {
         let sent = |channels: &HashMap<Vec<u8>, Channel>| {
             channels
-                .get(&self.mailbox)
+                .get(&ticket.registration.channel)
                 .and_then(|m| m.tickets.get(&ticket.name))
                 .copied()
                 .unwrap_or(false)
@@ -180,7 +214,7 @@ impl Wakeups {
         mut changed: impl FnMut() -> Result<bool>,
     ) -> Result<bool> {
         let deadline = Instant::now() + timeout;
-        let _registered = Registration::new(self, channel);
+        let _registered = Registration::new(self, channel.to_vec());
         let mut seen = self.until_live(channel, deadline.min(Instant::now() + SLICE));
         loop {
             if changed()? {
@@ -250,7 +284,8 @@ fn message_count(channels: &HashMap<Vec<u8>, Channel>, channel: &[u8]) -> u64 {
 /// release that sends it later wakes nobody here; see `queue.rs` for why that costs the
 /// others one slice at most).
 pub struct Ticket<'a> {
-    wakeups: &'a Wakeups,
+    /// The mailbox's: it stays subscribed while the ticket lives.
+    registration: Registration<'a>,
     name: Vec<u8>,
 }
 
@@ -262,8 +297,8 @@ impl Ticket<'_> {
 
 impl Drop for Ticket<'_> {
     fn drop(&mut self) {
-        let w = self.wakeups;
-        if let Some(mailbox) = w.shared.lock().get_mut(&w.mailbox) {
+        let r = &self.registration;
+        if let Some(mailbox) = r.wakeups.shared.lock().get_mut(&r.channel) {
             mailbox.tickets.remove(&self.name);
         }
     }
@@ -272,20 +307,21 @@ impl Drop for Ticket<'_> {
 /// A waiter's place on a channel, given back when the wait ends however it ends.
 struct Registration<'a> {
     wakeups: &'a Wakeups,
-    channel: &'a [u8],
+    channel: Vec<u8>,
 }
 
 impl<'a> Registration<'a> {
-    fn new(wakeups: &'a Wakeups, channel: &'a [u8]) -> Self {
+    fn new(wakeups: &'a Wakeups, channel: Vec<u8>) -> Self {
         let mut channels = wakeups.shared.lock();
-        let entry = channels.entry(channel.to_vec()).or_default();
+        let entry = channels.entry(channel.clone()).or_default();
         entry.waiters += 1;
         entry.idle_since = None;
         if entry.waiters == 1 && !entry.live {
             // The task is gone only when the runtime shut down; waiters then wait in
             // slices.
-            let _ = wakeups.to_task.send(channel.to_vec());
+            let _ = wakeups.to_task.send(channel.clone());
         }
+        drop(channels);
         Registration { wakeups, channel }
     }
 }
@@ -293,7 +329,7 @@ impl<'a> Registration<'a> {
 impl Drop for Registration<'_> {
     fn drop(&mut self) {
         let mut channels = self.wakeups.shared.lock();
-        if let Some(entry) = channels.get_mut(self.channel) {
+        if let Some(entry) = channels.get_mut(&self.channel) {
             entry.waiters -= 1;
             if entry.waiters == 0 {
                 // Unsubscribed by the task's sweep unless a waiter comes back first.
@@ -303,35 +339,107 @@ impl Drop for Registration<'_> {
     }
 }
 
-/// The task: keeps one Pub/Sub connection subscribed to the channels that have waiters
+/// How the task subscribes: one Pub/Sub connection (a single server, or one seed of a
+/// cluster without sharded Pub/Sub), or a RESP3 cluster connection of its own that
+/// sends each `SSUBSCRIBE` to the master of the channel's slot.
+enum Sink {
+    Classic(redis::aio::PubSubSink),
+    Sharded(redis::cluster_async::ClusterConnection),
+}
+
+impl Sink {
+    async fn subscribe(&mut self, channel: &[u8]) -> redis::RedisResult<()> {
+        match self {
+            Sink::Classic(sink) => sink.subscribe(channel).await,
+            Sink::Sharded(con) => con.ssubscribe(channel).await,
+        }
+    }
+
+    async fn unsubscribe(&mut self, channel: &[u8]) -> redis::RedisResult<()> {
+        match self {
+            Sink::Classic(sink) => sink.unsubscribe(channel).await,
+            Sink::Sharded(con) => con.sunsubscribe(channel).await,
+        }
+    }
+}
+
+/// What a subscriber connection reports.
+enum Event {
+    /// A message: its channel and payload.
+    Message(Vec<u8>, Vec<u8>),
+    /// The sharded connection lost a node: the crate reconnects to the same address, and
+    /// keeps subscriptions there, which is no help when that master died and its replica
+    /// takes over; the task connects afresh (its cluster client asks the seeds for the
+    /// slots), until the slot's new master takes the subscription.
+    Lost,
+}
+
+/// A subscriber connection's events; the stream ends when the connection does.
+type Messages = std::pin::Pin<Box<dyn futures_util::Stream<Item = Event> + Send>>;
+
+/// A subscriber connection, its messages, and the target's generation it follows (None:
+/// the sharded connection repairs itself, and commands' failures do not concern it).
+async fn connect(
+    target: &Arc<Target>,
+    timeout: Duration,
+    publish: Publish,
+) -> Option<(Sink, Messages, Option<u64>)> {
+    if publish == Publish::Sharded {
+        let (push, mut pushed) = mpsc::unbounded_channel::<redis::PushInfo>();
+        let client = target.sharded_client(push)?.ok()?;
+        let con = tokio::time::timeout(timeout, client.get_async_connection())
+            .await
+            .ok()?
+            .ok()?;
+        let messages = futures_util::stream::poll_fn(move |cx| pushed.poll_recv(cx)).filter_map(
+            |push| async move {
+                match (push.kind, &push.data[..]) {
+                    (redis::PushKind::SMessage, [channel, payload, ..]) => Some(Event::Message(
+                        redis::from_redis_value_ref(channel).ok()?,
+                        redis::from_redis_value_ref(payload).ok()?,
+                    )),
+                    (redis::PushKind::Disconnection, _) => Some(Event::Lost),
+                    _ => None,
+                }
+            },
+        );
+        return Some((Sink::Sharded(con), Box::pin(messages), None));
+    }
+    // Asking the sentinels blocks (within the timeout): off the runtime's threads.
+    let target2 = target.clone();
+    let (client, generation) = tokio::task::spawn_blocking(move || target2.client())
+        .await
+        .ok()?
+        .ok()?;
+    match tokio::time::timeout(timeout, client.get_async_pubsub()).await {
+        Ok(Ok(pubsub)) => {
+            let (sink, messages) = pubsub.split();
+            let messages = messages.map(|msg| {
+                let channel: Vec<u8> = msg.get_channel().unwrap_or_default();
+                Event::Message(channel, msg.get_payload_bytes().to_vec())
+            });
+            Some((Sink::Classic(sink), Box::pin(messages), Some(generation)))
+        }
+        _ => {
+            target.failed(generation);
+            None
+        }
+    }
+}
+
+/// The task: keeps a subscriber connection subscribed to the channels that have waiters
 /// or had one within `LINGER`, and counts their messages.
 async fn subscriber(
     target: Arc<Target>,
     timeout: Duration,
+    publish: Publish,
     shared: Arc<Shared>,
     mut from_waiters: mpsc::UnboundedReceiver<Vec<u8>>,
 ) {
     let mut pause = RECONNECT_MIN;
     loop {
-        // Asking the sentinels blocks (within the timeout): off the runtime's threads.
-        let asked = tokio::task::spawn_blocking({
-            let target = target.clone();
-            move || target.client()
-        })
-        .await;
-        let connected = match asked {
-            Ok(Ok((client, generation))) => {
-                match tokio::time::timeout(timeout, client.get_async_pubsub()).await {
-                    Ok(Ok(pubsub)) => Some((pubsub, generation)),
-                    _ => {
-                        target.failed(generation);
-                        None
-                    }
-                }
-            }
-            _ => None,
-        };
-        let Some((pubsub, generation)) = connected else {
+        let Some((mut sink, mut messages, generation)) = connect(&target, timeout, publish).await
+        else {
             // Keep draining requests while Redis is away: the channel list is in `shared`.
             let sleep = tokio::time::sleep(pause);
             tokio::pin!(sleep);
@@ -345,7 +453,6 @@ async fn subscriber(
             continue;
         };
         pause = RECONNECT_MIN;
-        let (mut sink, mut messages) = pubsub.split();
         let mut subscribed = HashSet::new();
         let wanted: Vec<Vec<u8>> = shared
             .lock()
@@ -361,7 +468,7 @@ async fn subscriber(
         while healthy {
             tokio::select! {
                 _ = sweep.tick() => {
-                    if target.generation() != generation {
+                    if generation.is_some_and(|g| g != target.generation()) {
                         break;
                     }
                     let idle: Vec<Vec<u8>> = shared
@@ -383,18 +490,17 @@ async fn subscriber(
                     None => return,
                 },
                 msg = messages.next() => match msg {
-                    Some(msg) => {
-                        let name: Vec<u8> = msg.get_channel().unwrap_or_default();
+                    Some(Event::Message(name, payload)) => {
                         if let Some(c) = shared.lock().get_mut(&name) {
                             c.messages += 1;
-                            // A ticket of a waiter still here (the mailbox only).
-                            if let Some(sent) = c.tickets.get_mut(msg.get_payload_bytes()) {
+                            // A ticket of a waiter still here (mailboxes only).
+                            if let Some(sent) = c.tickets.get_mut(&payload) {
                                 *sent = true;
                             }
                         }
                         shared.changed.notify_all();
                     }
-                    None => healthy = false,
+                    Some(Event::Lost) | None => healthy = false,
                 },
             }
         }
@@ -408,7 +514,7 @@ async fn subscriber(
 /// holds (a waiter may come or go while a command is on its way); false when the
 /// connection failed.
 async fn reconcile(
-    sink: &mut redis::aio::PubSubSink,
+    sink: &mut Sink,
     shared: &Shared,
     subscribed: &mut HashSet<Vec<u8>>,
     channel: Vec<u8>,
