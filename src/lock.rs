@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::store::{KeyTtl, Result, Store};
+use crate::store::{Hit, KeyTtl, Result, Store, Value};
 
 /// A lock's token: 128 bits from the OS CSPRNG, as 32 hex digits.
 pub type Token = [u8; 32];
@@ -62,10 +62,46 @@ impl Locks {
     /// Takes the lock, waiting up to `wait` for it to become free. Waiters wait in line
     /// where the store keeps one (`Store::lock_wait`): a release wakes one of them.
     pub fn acquire(&self, name: &[u8], ttl: Duration, wait: Duration) -> Result<Option<Held>> {
+        self.acquire_with(name, wait, |token| {
+            self.store.lock_acquire(name, token, ttl)
+        })
+    }
+
+    /// `acquire`, and the value of `key` (a store key: what the lock guards) read the
+    /// moment the lock is taken — in the same round trip on a remote store.
+    pub fn acquire_and_get(
+        &self,
+        name: &[u8],
+        ttl: Duration,
+        wait: Duration,
+        key: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Option<(Held, Option<Hit>)>> {
+        let mut hit = None;
+        let held = self.acquire_with(name, wait, |token| {
+            Ok(self
+                .store
+                .lock_acquire_and_get(name, token, ttl, key, out)?
+                .map(|(fence, h)| {
+                    hit = h;
+                    fence
+                }))
+        })?;
+        Ok(held.map(|h| (h, hit)))
+    }
+
+    /// Tries `take` with a fresh token, and again each time the store says the lock may
+    /// be free, until it returns a fence or `wait` passes.
+    fn acquire_with(
+        &self,
+        name: &[u8],
+        wait: Duration,
+        mut take: impl FnMut(&Token) -> Result<Option<u64>>,
+    ) -> Result<Option<Held>> {
         let deadline = Instant::now() + wait;
         let token = new_token();
         loop {
-            if let Some(fence) = self.store.lock_acquire(name, &token, ttl)? {
+            if let Some(fence) = take(&token)? {
                 return Ok(Some(Held {
                     name: name.to_vec(),
                     token,
@@ -98,6 +134,21 @@ impl Locks {
     /// Extends a held lock to `ttl` from now; false when it is no longer ours.
     pub fn extend(&self, held: &Held, ttl: Duration) -> Result<bool> {
         self.store.lock_extend(&held.name, &held.token, ttl)
+    }
+
+    /// Writes `key` (a store key) only while `held` is still ours, extending the lock to
+    /// `ttl` from now — one atomic step on a remote store; false (nothing written) when
+    /// the lock is no longer ours.
+    pub fn set_if_held(
+        &self,
+        held: &Held,
+        ttl: Duration,
+        key: &[u8],
+        value: Value<'_>,
+        value_ttl: Option<Duration>,
+    ) -> Result<bool> {
+        self.store
+            .set_if_locked(&held.name, &held.token, ttl, key, value, value_ttl)
     }
 
     /// Releases a held lock; false when it was no longer ours (it expired, and maybe

@@ -155,11 +155,22 @@ impl Handler {
         if self.settings.locking && !self.holds(id) {
             self.close();
             let name = lock_name(&self.space, id)?;
-            match self
-                .locks
-                .acquire(&name, self.settings.lock_ttl, self.settings.lock_wait)?
-            {
-                Some(held) => self.held = Some((id.to_vec(), held)),
+            let key = self.space.full_key(&data_key(id))?;
+            match self.locks.acquire_and_get(
+                &name,
+                self.settings.lock_ttl,
+                self.settings.lock_wait,
+                &key,
+                out,
+            )? {
+                // The data read with the lock (one round trip on Redis).
+                Some((held, hit)) => {
+                    self.held = Some((id.to_vec(), held));
+                    if !hit.is_some_and(|h| matches!(h.value, Fetched::Str)) {
+                        out.clear();
+                    }
+                    return Ok(None);
+                }
                 None => {
                     let e = SessionError::LockTimeout {
                         id: shown(id),
@@ -216,9 +227,28 @@ impl Handler {
         if self.is_unread(id) {
             return Ok(());
         }
-        self.still_ours(id)?;
-        self.space
-            .set(&data_key(id), Value::Str(data), lifetime(max_lifetime))?;
+        match self.held.as_ref() {
+            // Extended and written in one atomic step (one round trip on Redis): the
+            // data lands only while the lock is still this request's.
+            Some((held_id, held)) if held_id == id && !cfg!(feature = "broken-atomicity") => {
+                let key = self.space.full_key(&data_key(id))?;
+                let ttl = lifetime(max_lifetime);
+                let lock_ttl = self.settings.lock_ttl;
+                if !self
+                    .locks
+                    .set_if_held(held, lock_ttl, &key, Value::Str(data), ttl)?
+                {
+                    // Not ours any more: forget it, so that close releases nothing.
+                    self.held = None;
+                    return Err(SessionError::LockLost(shown(id)));
+                }
+            }
+            _ => {
+                self.still_ours(id)?;
+                self.space
+                    .set(&data_key(id), Value::Str(data), lifetime(max_lifetime))?;
+            }
+        }
         self.forget_reservation(id);
         Ok(())
     }

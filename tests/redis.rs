@@ -534,3 +534,63 @@ fn the_first_call_after_a_restart_while_idle_succeeds() {
     store.set(b"k", Value::Int(2), None).unwrap();
     assert!(store.exists(b"k").unwrap());
 }
+
+/// A session's hand-over in fewer round trips: the lock taken and the data read in one
+/// pipeline, and the data written by one script only while the lock is still the
+/// writer's (after the lock changed hands, nothing is written). A pipeline cannot load a
+/// script, so a server that lost its scripts (`SCRIPT FLUSH`, a restart) gets it loaded
+/// and the call still succeeds.
+#[test]
+fn a_lock_taken_with_its_data_and_data_written_only_under_the_lock() {
+    let server = RedisServer::start();
+    let store = open(&server.unix_dsn("?prefix=s:"));
+    let ttl = Duration::from_secs(30);
+    store.set(b"data", Value::Str(b"v1"), None).unwrap();
+    let (a, b) = (new_token(), new_token());
+    let mut out = Vec::new();
+    redis_cli(&server, &["SCRIPT", "FLUSH"]);
+    let (fence, hit) = store
+        .lock_acquire_and_get(b"lock", &a, ttl, b"data", &mut out)
+        .unwrap()
+        .expect("a free lock");
+    assert!(fence > 0);
+    assert!(matches!(hit.map(|h| h.value), Some(Fetched::Str)));
+    assert_eq!(out, b"v1");
+    assert!(
+        store
+            .lock_acquire_and_get(b"lock", &b, ttl, b"data", &mut out)
+            .unwrap()
+            .is_none()
+    );
+
+    redis_cli(&server, &["SCRIPT", "FLUSH"]);
+    let short = Duration::from_secs(100);
+    assert!(
+        store
+            .set_if_locked(b"lock", &a, short, b"data", Value::Str(b"v2"), Some(ttl))
+            .unwrap()
+    );
+    assert!(store.get(b"data", &mut out).unwrap().is_some());
+    assert_eq!(out, b"v2");
+    let lock_ttl: i64 = redis_cli(&server, &["PTTL", "s:lock"]).trim().parse().unwrap();
+    assert!(lock_ttl > 30_000, "the lock was not extended: {lock_ttl} ms");
+    let data_ttl: i64 = redis_cli(&server, &["PTTL", "s:data"]).trim().parse().unwrap();
+    assert!((1..=30_000).contains(&data_ttl), "data TTL {data_ttl} ms");
+
+    // Another token (the lock went to somebody else): nothing written.
+    assert!(
+        !store
+            .set_if_locked(b"lock", &b, ttl, b"data", Value::Str(b"v3"), None)
+            .unwrap()
+    );
+    store.get(b"data", &mut out).unwrap();
+    assert_eq!(out, b"v2");
+    assert!(store.lock_release(b"lock", &a).unwrap());
+    assert!(
+        !store
+            .set_if_locked(b"lock", &a, ttl, b"data", Value::Str(b"v4"), None)
+            .unwrap()
+    );
+    store.get(b"data", &mut out).unwrap();
+    assert_eq!(out, b"v2");
+}

@@ -294,6 +294,40 @@ pub trait Store: Send + Sync {
     /// Releases the lock if `token` still holds it, waking its waiters; returns whether
     /// it did.
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool>;
+    /// `lock_acquire`, and when it took the lock, `get` of `key` (what the lock guards,
+    /// read now that it is held): in one round trip on a remote store. `None` when
+    /// somebody holds the lock (`out` is then unspecified).
+    fn lock_acquire_and_get(
+        &self,
+        name: &[u8],
+        token: &[u8],
+        ttl: Duration,
+        key: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Option<(u64, Option<Hit>)>> {
+        let Some(fence) = self.lock_acquire(name, token, ttl)? else {
+            return Ok(None);
+        };
+        Ok(Some((fence, self.get(key, out)?)))
+    }
+    /// `lock_extend` of `name` to `lock_ttl`, and only when `token` still holds it, `set`
+    /// of `key`; returns whether it did both. On a remote store one atomic step: the
+    /// value is written only while the lock is ours.
+    fn set_if_locked(
+        &self,
+        name: &[u8],
+        token: &[u8],
+        lock_ttl: Duration,
+        key: &[u8],
+        value: Value<'_>,
+        ttl: Option<Duration>,
+    ) -> Result<bool> {
+        if !self.lock_extend(name, token, lock_ttl)? {
+            return Ok(false);
+        }
+        self.set(key, value, ttl)?;
+        Ok(true)
+    }
     /// Waits for a turn at the lock `name`: true when a release handed this waiter its
     /// turn or the lock may be free (race for it with `lock_acquire`), false when
     /// `timeout` passes. Sleeps in bounded slices and never past the holder's TTL.

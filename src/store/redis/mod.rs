@@ -388,6 +388,33 @@ fn tls_client(dsn: &RedisDsn) -> std::result::Result<redis::Client, String> {
     }
 }
 
+/// `script`'s EVALSHA with `keys`, for a pipeline (arguments follow); see `with_script`.
+fn evalsha(script: &redis::Script, keys: &[&[u8]]) -> redis::Cmd {
+    let mut cmd = redis::cmd("EVALSHA");
+    cmd.arg(script.get_hash()).arg(keys.len());
+    for key in keys {
+        cmd.arg(*key);
+    }
+    cmd
+}
+
+/// Runs `f`, a pipeline that calls `script` by EVALSHA: a pipeline cannot load a script
+/// the server lost (a restart, `SCRIPT FLUSH`), so on NOSCRIPT — nothing of the script
+/// ran — it loads the script and runs `f` once more.
+fn with_script<T>(
+    script: &redis::Script,
+    con: &mut Link,
+    mut f: impl FnMut(&mut Link) -> redis::RedisResult<T>,
+) -> redis::RedisResult<T> {
+    match f(con) {
+        Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+            script.load(con)?;
+            f(con)
+        }
+        other => other,
+    }
+}
+
 /// Milliseconds for PX: Redis counts whole milliseconds, and 0 is an error there, so a
 /// TTL is rounded up.
 fn millis(ttl: Duration) -> u64 {
@@ -672,6 +699,81 @@ impl Store for RedisStore {
                 .invoke(&mut c.con)
         })?;
         Ok((fence > 0).then_some(fence))
+    }
+
+    /// The acquire script and the GET in one pipeline on a single server (on a cluster
+    /// the two keys live on different masters: two calls).
+    fn lock_acquire_and_get(
+        &self,
+        name: &[u8],
+        token: &[u8],
+        ttl: Duration,
+        key: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<Option<(u64, Option<Hit>)>> {
+        if cfg!(feature = "broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
+            let Some(fence) = self.lock_acquire(name, token, ttl)? else {
+                return Ok(None);
+            };
+            return Ok(Some((fence, self.get(key, out)?)));
+        }
+        let full = self.key(name);
+        let fence_key = keys::derived(&full, keys::FENCE);
+        let data = self.key(key);
+        let (fence, stored): (u64, Option<Vec<u8>>) = self.run(|c| {
+            let mut acquire = evalsha(&scripts::ACQUIRE, &[&full, &fence_key]);
+            acquire
+                .arg(encoded(Value::Str(token)))
+                .arg(millis(ttl))
+                .arg(millis(ttl + FENCE_KEEP));
+            let mut get = redis::cmd("GET");
+            get.arg(&data);
+            with_script(&scripts::ACQUIRE, &mut c.con, |con| {
+                redis::pipe()
+                    .add_command(acquire.clone())
+                    .add_command(get.clone())
+                    .query(con)
+            })
+        })?;
+        if fence == 0 {
+            return Ok(None);
+        }
+        let hit = stored.map(|b| Hit {
+            value: bytes::decode(&b).copy_into(out),
+            version: fingerprint(&b),
+        });
+        Ok(Some((fence, hit)))
+    }
+
+    /// One script on a single server (on a cluster the two keys live on different
+    /// masters: the extend, then the SET).
+    fn set_if_locked(
+        &self,
+        name: &[u8],
+        token: &[u8],
+        lock_ttl: Duration,
+        key: &[u8],
+        value: Value<'_>,
+        ttl: Option<Duration>,
+    ) -> Result<bool> {
+        if cfg!(feature = "broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
+            if !self.lock_extend(name, token, lock_ttl)? {
+                return Ok(false);
+            }
+            self.set(key, value, ttl)?;
+            return Ok(true);
+        }
+        let done: i64 = self.run(|c| {
+            scripts::SET_IF_LOCKED
+                .key(self.key(name))
+                .key(self.key(key))
+                .arg(encoded(Value::Str(token)))
+                .arg(millis(lock_ttl))
+                .arg(encoded(value))
+                .arg(ttl.map_or(0, millis))
+                .invoke(&mut c.con)
+        })?;
+        Ok(done == 1)
     }
 
     fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {

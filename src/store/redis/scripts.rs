@@ -195,6 +195,24 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])",
     )
 });
 
+/// Writes a value while a lock is held: gives the lock KEYS[1], if its value is ARGV[1],
+/// a TTL of ARGV[2] ms, and sets KEYS[2] to ARGV[3] with a TTL of ARGV[4] ms (0: none).
+/// Returns 1 when it did, 0 (and writes nothing) when the lock is not ARGV[1]'s. Single
+/// servers only: on a cluster the two keys are in different slots.
+pub static SET_IF_LOCKED: LazyLock<Script> = LazyLock::new(|| {
+    Script::new(
+        r"-- ephpm:set_if_locked
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ARGV[4] == '0' then
+  redis.call('SET', KEYS[2], ARGV[3])
+else
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+end
+return 1",
+    )
+});
+
 /// INCRBY that gives a key it creates a TTL. KEYS: key. ARGV: increment, TTL in ms.
 /// Returns the new value as a string: Lua numbers are doubles, and would round it.
 pub static INCR_WITH_TTL: LazyLock<Script> = LazyLock::new(|| {
