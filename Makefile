@@ -119,7 +119,8 @@ test-fleet:
 
 # Shows that the concurrency and crash tests can fail: with the guarantees switched off
 # (cargo features broken-atomicity, no-repair, no-lock-recovery, no-owner-routing for
-# the cluster, and broadcast-wakeups: every release wakes every waiter)
+# the cluster, await-all-copies: a lock's copies to every host awaited, and
+# broadcast-wakeups: every release wakes every waiter)
 # they must fail, and this target succeeds only if they do. The cluster's broken build
 # goes to target/broken, so that target/release/ephpm-node stays the real one.
 prove-tests-can-fail: deps
@@ -141,6 +142,7 @@ prove-tests-can-fail: deps
 	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster a_stale_release_after_a_takeover
 	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster an_unreachable_owner
 	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster thirty_two_processes
+	! cargo test --release --target-dir target/broken --no-default-features --features node,await-all-copies --test cluster a_paused_host_that_holds_no_copy
 	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test lock_handoff a_release_wakes_one_waiter_not_all
 	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test cluster_handoff a_release_wakes_one_waiter_not_all
 	cargo build --release --features broken-atomicity --target-dir target/broken

@@ -230,6 +230,53 @@ fn an_unreachable_owner_is_unavailable_never_inserted() {
     );
 }
 
+/// A paused host that holds no copy of a lock (neither its owner nor its replica) costs
+/// the lock's operations nothing: nothing reads a lock from a host's segment, so the
+/// owner sends that host its copy without waiting for it. When it waited, each operation
+/// took the node timeout (1 s) until the failure detector gave up on the paused host, so
+/// the host was no member any more by the time 20 lock cycles were done; now they are
+/// done while it still is (gossip every second: the detector needs many seconds).
+#[test]
+fn a_paused_host_that_holds_no_copy_of_a_lock_never_delays_it() {
+    let dir = TestDir::new("paused");
+    let nodes = start_cluster(&dir, 4, &["--gossip-interval-ms", "1000"]);
+    let (all, three, others) = (
+        ids(4),
+        ids(3),
+        Members::new(["node-2", "node-3", "node-4"].map(Arc::from)),
+    );
+    // Placed on nodes 1 and 2, and never on node 4 in a placement an owner that is
+    // catching up after the join asks (the one before node 1 or node 4 joined).
+    let key = (0..)
+        .map(|i| format!("lock:{i}").into_bytes())
+        .find(|k| {
+            let two = |m: &Members| {
+                m.place(k, 2)
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+            };
+            two(&all) == ["node-1", "node-2"]
+                && two(&three) == ["node-1", "node-2"]
+                && !two(&others).contains(&"node-4".to_string())
+        })
+        .unwrap();
+    let s1 = nodes[0].store();
+    let token = b"paused-token";
+    let ttl = Duration::from_secs(30);
+    nodes[3].signal(libc::SIGSTOP);
+    for _ in 0..20 {
+        assert!(s1.lock_acquire(&key, token, ttl).unwrap().is_some());
+        assert!(s1.lock_release(&key, token).unwrap());
+    }
+    let members = s1.members().unwrap();
+    nodes[3].signal(libc::SIGCONT);
+    assert!(
+        members.iter().any(|m| m == "node-4"),
+        "20 lock cycles outlasted the failure detector: members {members:?}"
+    );
+}
+
 /// A stopped replica costs the owner its one-second wait for the copy, never the write:
 /// the node that routed the request waits for the owner longer than the owner waits for
 /// its replicas (with equal waits the write landed and the caller was told it failed).

@@ -572,9 +572,18 @@ fn a_lock_taken_with_its_data_and_data_written_only_under_the_lock() {
     );
     assert!(store.get(b"data", &mut out).unwrap().is_some());
     assert_eq!(out, b"v2");
-    let lock_ttl: i64 = redis_cli(&server, &["PTTL", "s:lock"]).trim().parse().unwrap();
-    assert!(lock_ttl > 30_000, "the lock was not extended: {lock_ttl} ms");
-    let data_ttl: i64 = redis_cli(&server, &["PTTL", "s:data"]).trim().parse().unwrap();
+    let lock_ttl: i64 = redis_cli(&server, &["PTTL", "s:lock"])
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        lock_ttl > 30_000,
+        "the lock was not extended: {lock_ttl} ms"
+    );
+    let data_ttl: i64 = redis_cli(&server, &["PTTL", "s:data"])
+        .trim()
+        .parse()
+        .unwrap();
     assert!((1..=30_000).contains(&data_ttl), "data TTL {data_ttl} ms");
 
     // Another token (the lock went to somebody else): nothing written.

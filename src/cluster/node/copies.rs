@@ -89,11 +89,19 @@ impl Node {
     /// while that one did the same towards it on the same stripe (two keys of one
     /// stripe, decided on two nodes), stalled both until the timeout. Copies need no
     /// order: a host installs an entry only over an older one.
+    ///
+    /// `await_pushes` false (a lock's operations): only the replicas' copies are awaited;
+    /// the other hosts' go out in the background. Nothing reads a lock from a host's
+    /// segment — acquire, extend, release, TTLs and waits all go to the owner — so those
+    /// copies only save gossip some work; awaited, a paused host that is no replica held
+    /// every lock operation for the node timeout until the failure detector gave up on
+    /// it (bench/cluster_lock_paths.php: 40 ms a cycle on average over the first 50).
     pub(super) async fn propagate(
-        &self,
+        self: &Arc<Self>,
         key: &[u8],
         w: &Write,
         turn: tokio::sync::MutexGuard<'_, ()>,
+        await_pushes: bool,
     ) {
         let announced = self.announced(&w.entry);
         self.publish(key, &announced, w.ttl).await;
@@ -111,10 +119,10 @@ impl Node {
                 .cloned()
                 .collect()
         };
-        let puts: Vec<(bool, Op)> = others
-            .iter()
+        let (copies, pushes): (Vec<_>, Vec<_>) = others
+            .into_iter()
             .map(|n| {
-                let replica = replicas.contains(n);
+                let replica = replicas.contains(&n);
                 let stored = if replica {
                     w.entry.clone()
                 } else {
@@ -124,15 +132,23 @@ impl Node {
                     key: key.to_vec(),
                     entry: Entry { stored, ttl: w.ttl },
                 };
-                (replica, op)
+                (n, replica, op)
             })
-            .collect();
-        let asks = others
+            .partition(|(_, replica, _)| *replica || await_pushes);
+        if !pushes.is_empty() {
+            let node = self.clone();
+            tokio::spawn(async move {
+                let asks = pushes
+                    .iter()
+                    .map(|(n, _, op)| node.ask(n, Route::Here, op, node.cfg.timeout));
+                futures_util::future::join_all(asks).await;
+            });
+        }
+        let asks = copies
             .iter()
-            .zip(&puts)
-            .map(|(n, (_, op))| self.ask(n, Route::Here, op, self.cfg.timeout));
+            .map(|(n, _, op)| self.ask(n, Route::Here, op, self.cfg.timeout));
         let results = futures_util::future::join_all(asks).await;
-        for ((n, (replica, _)), result) in others.iter().zip(&puts).zip(results) {
+        for ((n, replica, _), result) in copies.iter().zip(results) {
             if let (true, Err(why)) = (replica, result) {
                 eprintln!(
                     "ephpm: cluster node {}: replica {n} missed a write: {why}",

@@ -109,7 +109,16 @@ impl Node {
             if let Err(e) = self.store_local(&key, &w) {
                 return Response::Failed(Failure::Full, e.to_string());
             }
-            self.propagate(&key, &w, turn).await;
+            // Locks are read at their owner only: see `propagate`.
+            let lock_op = !cfg!(feature = "await-all-copies")
+                && matches!(
+                    op,
+                    Op::LockAcquire { .. }
+                        | Op::LockExtend { .. }
+                        | Op::LockRelease { .. }
+                        | Op::RwLock { .. }
+                );
+            self.propagate(&key, &w, turn, !lock_op).await;
             // A deletion frees an exclusive lock: its next waiter's turn (one, not all).
             if matches!(
                 op,
