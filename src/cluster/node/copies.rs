@@ -4,6 +4,8 @@
 
 use super::*;
 
+use futures_util::StreamExt;
+
 impl Node {
     /// (the version PHP sees, the segment's own version) of the local copy.
     pub(super) fn versions(&self, key: &[u8]) -> (u64, u64) {
@@ -91,11 +93,12 @@ impl Node {
     /// order: a host installs an entry only over an older one.
     ///
     /// `await_pushes` false (a lock's operations): only the replicas' copies are awaited;
-    /// the other hosts' go out in the background. Nothing reads a lock from a host's
-    /// segment — acquire, extend, release, TTLs and waits all go to the owner — so those
-    /// copies only save gossip some work; awaited, a paused host that is no replica held
-    /// every lock operation for the node timeout until the failure detector gave up on
-    /// it (bench/cluster_lock_paths.php: 40 ms a cycle on average over the first 50).
+    /// the other hosts' that have not answered by then finish in the background. Nothing
+    /// reads a lock from a host's segment — acquire, extend, release, TTLs and waits all
+    /// go to the owner — so those copies only save gossip some work; awaited, a paused
+    /// host that is no replica held every lock operation for the node timeout until the
+    /// failure detector gave up on it (bench/cluster_lock_paths.php). On one machine
+    /// running every node, the overlap costs a lock cycle some CPU (bench/RESULTS.md).
     pub(super) async fn propagate(
         self: &Arc<Self>,
         key: &[u8],
@@ -119,42 +122,45 @@ impl Node {
                 .cloned()
                 .collect()
         };
-        let (copies, pushes): (Vec<_>, Vec<_>) = others
-            .into_iter()
-            .map(|n| {
-                let replica = replicas.contains(&n);
-                let stored = if replica {
-                    w.entry.clone()
-                } else {
-                    announced.to_vec()
-                };
-                let op = Op::Put {
-                    key: key.to_vec(),
-                    entry: Entry { stored, ttl: w.ttl },
-                };
-                (n, replica, op)
-            })
-            .partition(|(_, replica, _)| *replica || await_pushes);
-        if !pushes.is_empty() {
+        let mut replicas_left = 0;
+        let mut asks = futures_util::stream::FuturesUnordered::new();
+        for n in others {
+            let replica = replicas.contains(&n);
+            replicas_left += usize::from(replica);
+            let stored = if replica {
+                w.entry.clone()
+            } else {
+                announced.to_vec()
+            };
+            let op = Op::Put {
+                key: key.to_vec(),
+                entry: Entry { stored, ttl: w.ttl },
+            };
             let node = self.clone();
-            tokio::spawn(async move {
-                let asks = pushes
-                    .iter()
-                    .map(|(n, _, op)| node.ask(n, Route::Here, op, node.cfg.timeout));
-                futures_util::future::join_all(asks).await;
+            asks.push(async move {
+                let result = node.ask(&n, Route::Here, &op, node.cfg.timeout).await;
+                (n, replica, result)
             });
         }
-        let asks = copies
-            .iter()
-            .map(|(n, _, op)| self.ask(n, Route::Here, op, self.cfg.timeout));
-        let results = futures_util::future::join_all(asks).await;
-        for ((n, replica, _), result) in copies.iter().zip(results) {
-            if let (true, Err(why)) = (replica, result) {
-                eprintln!(
-                    "ephpm: cluster node {}: replica {n} missed a write: {why}",
-                    self.id
-                );
+        // Every copy goes out at once; the replicas' are always awaited.
+        while replicas_left > 0 || (await_pushes && !asks.is_empty()) {
+            let Some((n, replica, result)) = asks.next().await else {
+                break;
+            };
+            if replica {
+                replicas_left -= 1;
+                if let Err(why) = result {
+                    eprintln!(
+                        "ephpm: cluster node {}: replica {n} missed a write: {why}",
+                        self.id
+                    );
+                }
             }
+        }
+        // A lock's copies to other hosts that have not answered yet finish in the
+        // background (usually they have answered by now, and nothing is spawned).
+        if !asks.is_empty() {
+            tokio::spawn(async move { while asks.next().await.is_some() {} });
         }
     }
 
