@@ -79,13 +79,20 @@ impl Locks {
     ) -> Result<Option<(Held, Option<Hit>)>> {
         let mut hit = None;
         let held = self.acquire_with(name, wait, |token| {
-            Ok(self
-                .store
-                .lock_acquire_and_get(name, token, ttl, key, out)?
-                .map(|(fence, h)| {
+            match self.store.lock_acquire_and_get(name, token, ttl, key, out) {
+                Ok(taken) => Ok(taken.map(|(fence, h)| {
                     hit = h;
                     fence
-                }))
+                })),
+                Err(e) => {
+                    // The lock may have been taken before the read failed (a separate
+                    // call on some stores): release it by token, which touches nobody
+                    // else's, so that the caller's error does not leave it held until
+                    // its TTL.
+                    let _ = self.store.lock_release(name, token);
+                    Err(e)
+                }
+            }
         })?;
         Ok(held.map(|h| (h, hit)))
     }

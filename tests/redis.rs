@@ -602,4 +602,12 @@ fn a_lock_taken_with_its_data_and_data_written_only_under_the_lock() {
     );
     store.get(b"data", &mut out).unwrap();
     assert_eq!(out, b"v2");
+
+    // The read after the acquisition fails (WRONGTYPE): the error reaches the caller and
+    // the lock it had just taken is not left behind.
+    redis_cli(&server, &["RPUSH", "s:listy", "x"]);
+    let locks = Locks::new(store.clone());
+    let failed = locks.acquire_and_get(b"lock2", ttl, Duration::ZERO, b"listy", &mut out);
+    assert!(failed.is_err(), "{failed:?}");
+    assert!(store.lock_acquire(b"lock2", &b, ttl).unwrap().is_some());
 }

@@ -330,4 +330,21 @@ fn a_release_wakes_one_waiter_by_sharded_pubsub_on_the_locks_shard() {
         calls(&cluster, "spublish") - spublish_before >= releases,
         "the releases did not SPUBLISH"
     );
+
+    // A ticket queued by a process that publishes the classic way (a rolling upgrade)
+    // names a mailbox in another slot: the release still frees the lock.
+    let s = store(&dsn);
+    let held = Locks::new(s.clone())
+        .acquire(b"job", TTL, Duration::ZERO)
+        .unwrap()
+        .expect("a free lock");
+    ask(
+        owner,
+        redis::cmd("RPUSH")
+            .arg("{herd:job}:ephpm:queue")
+            .arg("ephpm:mailbox:0123456789abcdef:42"),
+    )
+    .expect("RPUSH");
+    assert!(Locks::new(s.clone()).release(&held).unwrap());
+    assert!(s.lock_acquire(b"job", b"next", TTL).unwrap().is_some());
 }

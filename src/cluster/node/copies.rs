@@ -4,7 +4,12 @@
 
 use super::*;
 
+use std::sync::atomic::Ordering;
+
 use futures_util::StreamExt;
+
+/// The most lock operations whose copies to other hosts may be in the background at once.
+const BACKGROUND_COPIES: usize = 256;
 
 impl Node {
     /// (the version PHP sees, the segment's own version) of the local copy.
@@ -79,9 +84,10 @@ impl Node {
 
     /// Copies a decided write to every member before the writer hears back: the
     /// replicas get the entry, the other hosts the entry when it is small and a marker
-    /// (which drops their copy) when it is large. So once a write returns, every
+    /// (which drops their copy) when it is large. So once a value's write returns, every
     /// reachable host's segment agrees with the owner, and a process that reads its own
-    /// segment after taking a lock sees the last holder's writes. A host that missed the
+    /// segment after taking a lock sees the last holder's writes (a lock's own
+    /// operations wait for the replicas only: see `await_pushes`). A host that missed the
     /// copy (unreachable for a moment) catches up from gossip, where the write is also
     /// published.
     ///
@@ -158,9 +164,21 @@ impl Node {
             }
         }
         // A lock's copies to other hosts that have not answered yet finish in the
-        // background (usually they have answered by now, and nothing is spawned).
+        // background (usually they have answered by now, and nothing is spawned). At
+        // most `BACKGROUND_COPIES` at once: a paused host would otherwise gather one
+        // connection per lock operation until the timeout; past that the copies are
+        // dropped, and gossip carries the entry to that host.
         if !asks.is_empty() {
-            tokio::spawn(async move { while asks.next().await.is_some() {} });
+            let count = &self.background_copies;
+            if count.fetch_add(1, Ordering::Relaxed) < BACKGROUND_COPIES {
+                let node = self.clone();
+                tokio::spawn(async move {
+                    while asks.next().await.is_some() {}
+                    node.background_copies.fetch_sub(1, Ordering::Relaxed);
+                });
+            } else {
+                count.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 

@@ -76,6 +76,8 @@ pub struct Node {
     gossip: std::sync::OnceLock<Arc<tokio::sync::Mutex<chitchat::Chitchat>>>,
     refused: serve::Refusals,
     started: Instant,
+    /// Lock copies to other hosts still on their way in the background (`propagate`).
+    background_copies: std::sync::atomic::AtomicUsize,
 }
 
 /// A started node; `stop` ends it.
@@ -160,6 +162,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         gossip: std::sync::OnceLock::new(),
         refused: serve::Refusals::default(),
         started: Instant::now(),
+        background_copies: std::sync::atomic::AtomicUsize::new(0),
         cfg: cfg.clone(),
     });
 

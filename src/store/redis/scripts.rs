@@ -86,10 +86,13 @@ return fence",
 /// Hands a released lock to the first waiter in its line (`queue.rs`): pops the next
 /// ticket of KEYS[2] and publishes it (with the command in the script's local `publish`)
 /// on the mailbox channel it names (`mailbox:id`), so that one waiter wakes, not all. A
-/// ticket whose waiter is gone wakes nobody; the others look again within a slice.
+/// ticket whose waiter is gone wakes nobody; the others look again within a slice. The
+/// publish is a `pcall`: a ticket a process queued with the other kind of publishing
+/// (a rolling upgrade; on a sharded cluster its mailbox is in another slot) must not
+/// fail a release that has already deleted the lock; that waiter looks again.
 const HAND_OVER: &str = r"
 local t = redis.call('LPOP', KEYS[2])
-if t then redis.call(publish, string.match(t, '^(.*):'), t) end";
+if t then redis.pcall(publish, string.match(t, '^(.*):'), t) end";
 
 /// How a connection's server publishes a lock's wake-ups (`wakeups.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +160,8 @@ return 1"
 /// pipeline, by EVAL: a pipeline cannot reload a script the server lost). KEYS: lock,
 /// line. Hands over only while the lock is absent: if somebody took it between the
 /// delete and this, that holder's release hands it over instead. Single servers only
-/// (the native commands are not used on a cluster), so the publishing is classic.
+/// (the native commands are not used on a cluster; the `broken-atomicity` test build
+/// uses it everywhere), so the publishing is classic.
 pub static HAND_OVER_IF_FREE: LazyLock<String> = LazyLock::new(|| {
     format!(
         r"-- ephpm:hand_over

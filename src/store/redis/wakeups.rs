@@ -452,7 +452,6 @@ async fn subscriber(
             pause = (pause * 2).min(RECONNECT_MAX);
             continue;
         };
-        pause = RECONNECT_MIN;
         let mut subscribed = HashSet::new();
         let wanted: Vec<Vec<u8>> = shared
             .lock()
@@ -462,8 +461,12 @@ async fn subscriber(
             .collect();
         let mut healthy = true;
         for channel in wanted {
-            healthy &= reconcile(&mut sink, &shared, &mut subscribed, channel, timeout).await;
+            healthy = reconcile(&mut sink, &shared, &mut subscribed, channel, timeout).await;
+            if !healthy {
+                break;
+            }
         }
+        let connected_at = tokio::time::Instant::now();
         let mut sweep = tokio::time::interval(LINGER);
         while healthy {
             tokio::select! {
@@ -506,6 +509,14 @@ async fn subscriber(
         }
         for c in shared.lock().values_mut() {
             c.live = false;
+        }
+        // A connection lost soon after it was made (a master that is down until its
+        // replica is promoted) is not retried at once, by every process.
+        if connected_at.elapsed() < LINGER {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(RECONNECT_MAX);
+        } else {
+            pause = RECONNECT_MIN;
         }
     }
 }
