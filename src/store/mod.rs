@@ -305,10 +305,7 @@ pub trait Store: Send + Sync {
         key: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<Option<(u64, Option<Hit>)>> {
-        let Some(fence) = self.lock_acquire(name, token, ttl)? else {
-            return Ok(None);
-        };
-        Ok(Some((fence, self.get(key, out)?)))
+        acquire_then_get(self, name, token, ttl, key, out)
     }
     /// `lock_extend` of `name` to `lock_ttl`, and only when `token` still holds it, `set`
     /// of `key`; returns whether it did both. On a remote store one atomic step: the
@@ -322,11 +319,7 @@ pub trait Store: Send + Sync {
         value: Value<'_>,
         ttl: Option<Duration>,
     ) -> Result<bool> {
-        if !self.lock_extend(name, token, lock_ttl)? {
-            return Ok(false);
-        }
-        self.set(key, value, ttl)?;
-        Ok(true)
+        extend_then_set(self, name, token, lock_ttl, key, value, ttl)
     }
     /// Waits for a turn at the lock `name`: true when a release handed this waiter its
     /// turn or the lock may be free (race for it with `lock_acquire`), false when
@@ -346,6 +339,39 @@ pub trait Store: Send + Sync {
     fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome>;
     /// One line saying what this store is (for `php --ri ephpm`).
     fn describe(&self) -> String;
+}
+
+/// `Store::lock_acquire_and_get` as two calls: the default, and what a remote store
+/// falls back to where it cannot do both in one round trip.
+pub(crate) fn acquire_then_get<S: Store + ?Sized>(
+    store: &S,
+    name: &[u8],
+    token: &[u8],
+    ttl: Duration,
+    key: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<Option<(u64, Option<Hit>)>> {
+    let Some(fence) = store.lock_acquire(name, token, ttl)? else {
+        return Ok(None);
+    };
+    Ok(Some((fence, store.get(key, out)?)))
+}
+
+/// `Store::set_if_locked` as two calls (see `acquire_then_get`).
+pub(crate) fn extend_then_set<S: Store + ?Sized>(
+    store: &S,
+    name: &[u8],
+    token: &[u8],
+    lock_ttl: Duration,
+    key: &[u8],
+    value: Value<'_>,
+    ttl: Option<Duration>,
+) -> Result<bool> {
+    if !store.lock_extend(name, token, lock_ttl)? {
+        return Ok(false);
+    }
+    store.set(key, value, ttl)?;
+    Ok(true)
 }
 
 /// Opens the store a DSN names (see `dsn.rs`), once per process per store. The strings

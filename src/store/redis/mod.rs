@@ -712,10 +712,7 @@ impl Store for RedisStore {
         out: &mut Vec<u8>,
     ) -> Result<Option<(u64, Option<Hit>)>> {
         if cfg!(feature = "broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
-            let Some(fence) = self.lock_acquire(name, token, ttl)? else {
-                return Ok(None);
-            };
-            return Ok(Some((fence, self.get(key, out)?)));
+            return super::acquire_then_get(self, name, token, ttl, key, out);
         }
         let full = self.key(name);
         let fence_key = keys::derived(&full, keys::FENCE);
@@ -757,11 +754,7 @@ impl Store for RedisStore {
         ttl: Option<Duration>,
     ) -> Result<bool> {
         if cfg!(feature = "broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
-            if !self.lock_extend(name, token, lock_ttl)? {
-                return Ok(false);
-            }
-            self.set(key, value, ttl)?;
-            return Ok(true);
+            return super::extend_then_set(self, name, token, lock_ttl, key, value, ttl);
         }
         let done: i64 = self.run(|c| {
             scripts::SET_IF_LOCKED
