@@ -6,7 +6,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use common::cluster::start_cluster;
@@ -39,21 +39,7 @@ fn a_release_wakes_one_waiter_not_all() {
         let inside = Arc::new(AtomicBool::new(false));
         let waiters: Vec<_> = stores[1..]
             .iter()
-            .map(|store| {
-                let locks = Locks::new(store.clone());
-                let inside = inside.clone();
-                std::thread::spawn(move || {
-                    let held = locks
-                        .acquire(LOCK, TTL, WAIT)
-                        .expect("acquire")
-                        .expect("the lock within the wait");
-                    assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
-                    std::thread::sleep(Duration::from_millis(2));
-                    inside.store(false, Ordering::SeqCst);
-                    assert!(locks.release(&held).expect("release"));
-                    held.fence
-                })
-            })
+            .map(|store| common::take_once(store.clone(), LOCK, TTL, WAIT, inside.clone()))
             .collect();
         // Every waiter has lost its race and sent its wait (a look, with
         // `broadcast-wakeups`); a moment more for the waits to reach the owner.

@@ -7,7 +7,7 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use common::child;
@@ -76,18 +76,7 @@ fn until_waiting(dsn: &str, n: usize) {
 /// and releases it; returns its fence.
 fn waiter(dsn: &str, inside: Arc<AtomicBool>) -> (Arc<RedisStore>, std::thread::JoinHandle<u64>) {
     let store = open(dsn);
-    let locks = Locks::new(store.clone());
-    let thread = std::thread::spawn(move || {
-        let held = locks
-            .acquire(LOCK, TTL, WAIT)
-            .expect("acquire")
-            .expect("the lock within the wait");
-        assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
-        std::thread::sleep(Duration::from_millis(2));
-        inside.store(false, Ordering::SeqCst);
-        assert!(locks.release(&held).expect("release"));
-        held.fence
-    });
+    let thread = common::take_once(store.clone(), LOCK, TTL, WAIT, inside);
     (store, thread)
 }
 

@@ -11,7 +11,7 @@ mod common;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use common::no_hang;
@@ -276,19 +276,8 @@ fn a_release_wakes_one_waiter_by_sharded_pubsub_on_the_locks_shard() {
     let waiters: Vec<_> = (0..WAITERS)
         .map(|_| {
             let s = store(&dsn);
-            let locks = Locks::new(s.clone());
-            let inside = inside.clone();
-            let thread = std::thread::spawn(move || {
-                let held = locks
-                    .acquire(b"job", TTL, Duration::from_secs(120))
-                    .expect("acquire")
-                    .expect("the lock within the wait");
-                assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
-                std::thread::sleep(Duration::from_millis(2));
-                inside.store(false, Ordering::SeqCst);
-                assert!(locks.release(&held).expect("release"));
-                held.fence
-            });
+            let wait = Duration::from_secs(120);
+            let thread = common::take_once(s.clone(), b"job", TTL, wait, inside.clone());
             (s, thread)
         })
         .collect();

@@ -131,6 +131,31 @@ pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
     }
 }
 
+/// A waiter of the lock `lock` on a thread of its own: takes it once (waiting up to
+/// `wait`), checks through `inside` that nobody else holds it meanwhile, holds it a
+/// moment (so that the other waiters are asleep when it releases, as behind a request),
+/// releases it, and returns its fence.
+pub fn take_once(
+    store: std::sync::Arc<dyn ephpm::store::Store>,
+    lock: &'static [u8],
+    ttl: std::time::Duration,
+    wait: std::time::Duration,
+    inside: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
+    let locks = ephpm::lock::Locks::new(store);
+    std::thread::spawn(move || {
+        let held = locks
+            .acquire(lock, ttl, wait)
+            .expect("acquire")
+            .expect("the lock within the wait");
+        assert!(!inside.swap(true, Ordering::SeqCst), "two holders at once");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        inside.store(false, Ordering::SeqCst);
+        assert!(locks.release(&held).expect("release"));
+        held.fence
+    })
+}
+
 /// Runs `f` on another thread and fails the test if it has not returned within a
 /// minute: a bound on a hang, not a measurement.
 pub fn no_hang<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
