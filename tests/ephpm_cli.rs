@@ -1,18 +1,37 @@
 //! The `ephpm` CLI on a store the engine made (in a private shm directory of the test):
 //! `stores` shows it in use with its entry count, and a file that is no segment with no
 //! count; `keys`, `locks` and `stats` show what the store holds; `rm-store` is refused
-//! while the store is mapped and removes it once it is not; looking never creates a store.
+//! while the store is mapped and removes it once it is not; looking never creates a store;
+//! `stores` lives through a segment truncated under it.
 
 mod common;
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output};
+use std::sync::Arc;
+use std::sync::RwLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use common::{MB, TestDir};
 use ephpm::store::shm::ShmStore;
 use ephpm::store::{Store, Value};
 
+/// The tests run as threads of one process, and a child being spawned holds a copy of
+/// every descriptor of the process until it execs — a dropped store's segment among them,
+/// whose use lock then still looks held. So every spawn holds this lock's read side to
+/// the child's exit, and a test closes a store under its write side (`close`).
+static SPAWNS: RwLock<()> = RwLock::new(());
+
+/// Drops `store` while no child is being spawned, so that no copy of its descriptor
+/// outlives it: `stores` then shows it unused.
+fn close(store: ShmStore) {
+    let _quiet = SPAWNS.write().unwrap_or_else(|e| e.into_inner());
+    drop(store);
+}
+
 fn ephpm(dir: &TestDir, args: &[&str]) -> Output {
+    let _spawning = SPAWNS.read().unwrap_or_else(|e| e.into_inner());
     Command::new(env!("CARGO_BIN_EXE_ephpm"))
         .arg("--shm-dir")
         .arg(&dir.0)
@@ -73,7 +92,7 @@ fn the_cli_sees_a_live_store_and_removes_it_only_when_unused() {
     let refused = ephpm(&dir, &["rm-store", "t"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("in use"));
-    drop(store);
+    close(store);
     assert_eq!(
         row(&ephpm(&dir, &["stores"]), "t").as_deref(),
         Some("store 16777216 no 3")
@@ -99,4 +118,60 @@ fn looking_creates_nothing_and_a_foreign_file_has_no_count() {
     std::fs::write(&stray, vec![0u8; 8192]).expect("write");
     let stores = ephpm(&dir, &["stores"]);
     assert_eq!(row(&stores, "stray").as_deref(), Some("store 8192 no ?"));
+}
+
+/// A segment shorter than its header says is listed as truncated.
+#[test]
+fn a_truncated_segment_is_listed_as_such() {
+    let dir = TestDir::new("cli-short");
+    let (store, _) = ShmStore::open(&dir.options(16 * MB)).expect("open");
+    let path = store.path().to_path_buf();
+    close(store);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_len(4096))
+        .expect("truncate");
+    let stores = ephpm(&dir, &["stores"]);
+    assert_eq!(
+        row(&stores, "t").as_deref(),
+        Some("store 4096 no truncated")
+    );
+    let json = stdout(&ephpm(&dir, &["--json", "stores"]));
+    assert!(
+        json.contains(r#""entries":null,"truncated":true"#),
+        "{json}"
+    );
+}
+
+/// Root's `stores` reads another user's segment while that user truncates it and grows
+/// it again, round after round: every run lists it and exits 0, none dies of SIGBUS.
+#[test]
+fn stores_lives_through_a_segment_truncated_while_it_reads() {
+    let dir = TestDir::new("cli-truncating");
+    let (store, _) = ShmStore::open(&dir.options(16 * MB)).expect("open");
+    let path = store.path().to_path_buf();
+    close(store);
+    let stop = Arc::new(AtomicBool::new(false));
+    let truncating = {
+        let stop = stop.clone();
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open");
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                file.set_len(4096).expect("shrink");
+                file.set_len(16 * MB).expect("grow");
+            }
+        })
+    };
+    for round in 0..300 {
+        let out = ephpm(&dir, &["stores"]);
+        assert_eq!(out.status.signal(), None, "round {round}: {out:?}");
+        assert_eq!(out.status.code(), Some(0), "round {round}: {out:?}");
+        assert!(row(&out, "t").is_some(), "round {round}: {}", stdout(&out));
+    }
+    stop.store(true, Ordering::Relaxed);
+    truncating.join().expect("the truncating thread");
 }

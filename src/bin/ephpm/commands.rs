@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ephpm::config::Config;
-use ephpm::store::shm::inventory::{self, Kind};
+use ephpm::store::shm::inventory::{self, Entries, Kind};
 use ephpm::store::{self, Fetched, KeyTtl, ScanEntry, Store};
 
 use super::json::Json;
@@ -60,22 +60,29 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
             Kind::Store => "store",
             Kind::Cluster => "cluster",
         };
+        let (entries, counted) = match s.entries {
+            Entries::Counted(n) => (n.to_string(), Some(n)),
+            Entries::Truncated => ("truncated".into(), None),
+            Entries::Unknown => ("?".into(), None),
+        };
+        let name = s.name.to_string_lossy().into_owned();
         rows.push([
             owner.clone(),
-            s.name.clone(),
+            name.clone(),
             kind.into(),
             s.size.to_string(),
             if s.in_use { "yes" } else { "no" }.into(),
-            s.entries.map_or("?".into(), |n| n.to_string()),
+            entries,
         ]);
         json.push(Json::Obj(vec![
             ("owner", Json::Str(owner)),
             ("uid", Json::Uint(s.owner.into())),
-            ("name", Json::Str(s.name.clone())),
+            ("name", Json::Str(name)),
             ("kind", Json::Str(kind.into())),
             ("size", Json::Uint(s.size)),
             ("in_use", Json::Bool(s.in_use)),
-            ("entries", Json::opt_u64(s.entries)),
+            ("entries", Json::opt_u64(counted)),
+            ("truncated", Json::Bool(s.entries == Entries::Truncated)),
             ("path", Json::Str(s.path.display().to_string())),
         ]));
     }

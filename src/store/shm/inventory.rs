@@ -2,20 +2,26 @@
 //! under the shm directory (`userdir.rs`), and in each its store segments and cluster
 //! segments, with their owner, size, whether a process maps them, and their entry count.
 //!
-//! Nothing here opens a store: a segment is mapped only to read its header and its
-//! shards' entry counters, no use lock is taken (so listing never makes a segment look
-//! in use, nor keeps `rm-store` from removing it), and nothing is created, repaired or
-//! replaced. A segment this build cannot read is listed with no entry count.
+//! Nothing here opens a store or maps a segment: its header and its shards' entry
+//! counters are read with pread(2), because the file's owner may truncate it at any
+//! moment, and touching a mapped page past the new end of a file is SIGBUS — root's
+//! `ephpm stores` would die of another user's `truncate`. A read past the end is only a
+//! short read, shown as a truncated segment. No use lock is taken (so listing never makes
+//! a segment look in use, nor keeps `rm-store` from removing it), and nothing is created,
+//! repaired or replaced. A segment this build cannot read is listed with no entry count.
 
-use std::fs::OpenOptions;
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use super::ShmError;
 use super::constants::SHARD_COUNT;
-use super::layout::{SHARDS_OFFSET, ShardHeader};
-use super::segment::{self, Mapping};
+use super::layout::{LAYOUT_VERSION, MAGIC, SHARDS_OFFSET, SegmentHeader, ShardHeader};
+use super::segment;
 
 /// What a segment file holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,15 +38,26 @@ pub struct SegmentInfo {
     pub path: PathBuf,
     /// The file's owner: the user whose processes use it.
     pub owner: u32,
-    /// The store name (for a cluster segment, the store it belongs to).
-    pub name: String,
+    /// The store name (for a cluster segment, the store it belongs to): the file's name
+    /// as it is, bytes its owner chose, not necessarily UTF-8.
+    pub name: OsString,
     pub kind: Kind,
     /// Bytes of the file.
     pub size: u64,
     /// Whether some process maps it now.
     pub in_use: bool,
-    /// Entries, summed over its shards; `None` when this build cannot read the segment.
-    pub entries: Option<u64>,
+    pub entries: Entries,
+}
+
+/// What a segment's shard counters say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entries {
+    /// Entries, summed over its shards.
+    Counted(u64),
+    /// The file is shorter than its header says: it was truncated after it was made.
+    Truncated,
+    /// Not a segment this build can read.
+    Unknown,
 }
 
 /// The segments under `parent` (`ephpm.shm_dir`) of user `uid`, or of every user when
@@ -96,9 +113,9 @@ fn list_dir(dir: &Path, out: &mut Vec<SegmentInfo>) -> Result<(), ShmError> {
         if !meta.file_type().is_file() || meta.file_type().is_socket() {
             continue;
         }
-        let file_name = file.file_name().to_string_lossy().into_owned();
-        let (name, kind) = match file_name.strip_suffix(".cluster") {
-            Some(store) => (store.to_string(), Kind::Cluster),
+        let file_name = file.file_name();
+        let (name, kind) = match file_name.as_bytes().strip_suffix(b".cluster") {
+            Some(store) => (OsStr::from_bytes(store).to_owned(), Kind::Cluster),
             None => (file_name, Kind::Store),
         };
         let in_use = match segment::in_use(&path) {
@@ -107,7 +124,7 @@ fn list_dir(dir: &Path, out: &mut Vec<SegmentInfo>) -> Result<(), ShmError> {
             Err(e) => return Err(e),
         };
         out.push(SegmentInfo {
-            entries: entries(&path, meta.len()),
+            entries: entries(&path),
             path,
             owner: meta.uid(),
             name,
@@ -120,34 +137,80 @@ fn list_dir(dir: &Path, out: &mut Vec<SegmentInfo>) -> Result<(), ShmError> {
 }
 
 /// The segment's entry count, read from its shard headers without their locks: a
-/// snapshot, each shard's count exact at the moment it is read. `None` when the file is
-/// not a segment this build can read.
-fn entries(path: &Path, len: u64) -> Option<u64> {
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .ok()?;
-    if len < size_of::<super::layout::SegmentHeader>() as u64 {
-        return None;
+/// snapshot, each shard's count as it was when it was read.
+fn entries(path: &Path) -> Entries {
+    let Some(file) = open_regular(path) else {
+        return Entries::Unknown;
+    };
+    let Some(header) = read_header(&file) else {
+        return Entries::Unknown;
+    };
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return Entries::Unknown;
+    };
+    if header.magic.load(Ordering::Relaxed) == MAGIC
+        && header.layout_version == LAYOUT_VERSION
+        && len < header.total_size
+    {
+        return Entries::Truncated;
     }
-    let mapping = Mapping::map(&file, len).ok()?;
-    let g = segment::readable(&mapping, len).ok()?;
+    let Ok(g) = segment::readable(&header, len) else {
+        return Entries::Unknown;
+    };
     let mut total = 0;
     for i in 0..SHARD_COUNT {
-        let offset = SHARDS_OFFSET + i * g.shard_stride as usize;
-        // SAFETY: `readable` checked the header's geometry against the file's length, so
-        // shard `i`'s header lies inside the mapping; `live` is an aligned u32 that its
-        // lock holder may be writing, hence one volatile read (never torn on an aligned
-        // word) instead of a reference into memory another process changes.
-        let live = unsafe {
-            let header = mapping.ptr().add(offset).cast::<ShardHeader>();
-            std::ptr::read_volatile(&raw const (*header).live)
-        };
-        total += u64::from(live);
+        let at = SHARDS_OFFSET as u64 + i as u64 * g.shard_stride + LIVE_AT;
+        match read_counter(&file, at) {
+            Some(live) => total += u64::from(live),
+            // It shrank after the header was read.
+            None => return Entries::Truncated,
+        }
     }
-    Some(total)
+    Entries::Counted(total)
+}
+
+/// Where a shard header's entry count is, from the header's start.
+const LIVE_AT: u64 = std::mem::offset_of!(ShardHeader, live) as u64;
+
+/// The file at `path` for reading, if it is still a regular file. Read-only is enough
+/// for pread; O_NONBLOCK keeps a FIFO put there meanwhile from blocking the open.
+fn open_regular(path: &Path) -> Option<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
+/// A copy of the segment's header, or `None` when the file is shorter than one.
+fn read_header(file: &File) -> Option<SegmentHeader> {
+    let mut bytes = [0u8; size_of::<SegmentHeader>()];
+    file.read_exact_at(&mut bytes, 0).ok()?;
+    // SAFETY: `bytes` holds size_of::<SegmentHeader>() initialised bytes, and a
+    // SegmentHeader (layout.rs: repr(C), integers and one AtomicU64, no padding at 48
+    // bytes) is valid for every bit pattern; read_unaligned needs no alignment.
+    Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<SegmentHeader>()) })
+}
+
+/// The u32 counter at `at`, or `None` past the end of the file. Its lock holder may be
+/// writing it while the kernel copies it, which may tear it: it is read until two reads
+/// agree (a few tries; a figure for a person, so the last read is kept after that).
+fn read_counter(file: &File, at: u64) -> Option<u32> {
+    let read = || {
+        let mut word = [0u8; 4];
+        file.read_exact_at(&mut word, at).ok()?;
+        Some(u32::from_ne_bytes(word))
+    };
+    let mut last = read()?;
+    for _ in 0..3 {
+        let again = read()?;
+        if again == last {
+            break;
+        }
+        last = again;
+    }
+    Some(last)
 }
 
 fn file_error(path: &Path, what: &'static str, source: io::Error) -> ShmError {

@@ -145,10 +145,9 @@ fn flock(file: &File, op: libc::c_int) -> Result<(), ShmError> {
     }
 }
 
-/// The geometry a mapped, existing segment was made with, or why this build cannot read
-/// it.
-pub(super) fn readable(m: &Mapping, file_len: u64) -> Result<Geometry, String> {
-    let h = m.header();
+/// The geometry an existing segment was made with, from its header (mapped, or a copy
+/// read with pread: `inventory.rs`), or why this build cannot read it.
+pub(super) fn readable(h: &SegmentHeader, file_len: u64) -> Result<Geometry, String> {
     if file_len < size_of::<SegmentHeader>() as u64 {
         return Err(format!("it is only {file_len} bytes long"));
     }
@@ -326,7 +325,7 @@ pub fn open(
             });
         }
         let mapping = Mapping::map(&file, meta.len().max(size_of::<SegmentHeader>() as u64))?;
-        match readable(&mapping, meta.len()) {
+        match readable(mapping.header(), meta.len()) {
             Ok(theirs) => {
                 if theirs.total != wanted.total && !adopt_size {
                     warnings.push(format!(
