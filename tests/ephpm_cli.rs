@@ -1,11 +1,15 @@
 //! The `ephpm` CLI on a store the engine made (in a private shm directory of the test):
 //! `stores` shows it in use with its entry count, and a file that is no segment with no
 //! count; `keys`, `locks` and `stats` show what the store holds; `rm-store` is refused
-//! while the store is mapped and removes it once it is not; looking never creates a store;
-//! `stores` lives through a segment truncated under it.
+//! while the store is mapped and removes it once it is not; looking never creates a store.
+//! Keys, values, lock and file names that somebody else chose reach the terminal quoted,
+//! `--json` keeps binary keys apart, arguments are bytes, and `stores` lives through a
+//! segment truncated under it.
 
 mod common;
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -13,6 +17,7 @@ use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use base64::Engine;
 use common::{MB, TestDir};
 use ephpm::store::shm::ShmStore;
 use ephpm::store::{Store, Value};
@@ -30,7 +35,7 @@ fn close(store: ShmStore) {
     drop(store);
 }
 
-fn ephpm(dir: &TestDir, args: &[&str]) -> Output {
+fn ephpm<S: AsRef<OsStr>>(dir: &TestDir, args: &[S]) -> Output {
     let _spawning = SPAWNS.read().unwrap_or_else(|e| e.into_inner());
     Command::new(env!("CARGO_BIN_EXE_ephpm"))
         .arg("--shm-dir")
@@ -118,6 +123,129 @@ fn looking_creates_nothing_and_a_foreign_file_has_no_count() {
     std::fs::write(&stray, vec![0u8; 8192]).expect("write");
     let stores = ephpm(&dir, &["stores"]);
     assert_eq!(row(&stores, "stray").as_deref(), Some("store 8192 no ?"));
+}
+
+/// An OSC 52 escape: a terminal that obeys it puts "hi" on the clipboard.
+const OSC52: &[u8] = b"\x1b]52;c;aGk=\x07";
+
+/// Output a terminal may show: UTF-8 with no control character but the line ends and no
+/// bidi override, so no escape sequence, carriage return or reordering gets through.
+fn assert_terminal_safe(what: &str, out: &[u8]) {
+    let text = std::str::from_utf8(out).unwrap_or_else(|e| panic!("{what}: not UTF-8: {e}"));
+    let bad = text
+        .chars()
+        .find(|&c| (c.is_control() && c != '\n') || ('\u{202a}'..='\u{202e}').contains(&c));
+    assert_eq!(bad, None, "{what}: {text:?}");
+}
+
+fn os(bytes: &[u8]) -> &OsStr {
+    OsStr::from_bytes(bytes)
+}
+
+/// A cookie's session id, a value, a lock name and a file name, each with escapes in
+/// it, come out quoted git-style (octal escapes, one line per row).
+#[test]
+fn hostile_keys_values_and_file_names_are_quoted() {
+    let dir = TestDir::new("cli-hostile");
+    let (store, _) = ShmStore::open(&dir.options(16 * MB)).expect("open");
+    let session = [b"session:".as_slice(), OSC52].concat();
+    store
+        .set(&session, Value::Str(b"\rroot\x1b[2J\nline\xff"), None)
+        .expect("set");
+    store
+        .lock_acquire(b"job\x1b[31m\xe2\x80\xae", b"t", Duration::from_secs(600))
+        .expect("lock")
+        .expect("free");
+    std::fs::write(
+        store
+            .path()
+            .with_file_name(os(b"evil\x1b]0;x\x07\nroot t store 1 yes 9\xff")),
+        [0u8; 8192],
+    )
+    .expect("plant a file");
+
+    let keys = ephpm(&dir, &["keys", "session:"]);
+    assert_terminal_safe("keys", &keys.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&keys.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split("  ").next()),
+        Some(r#""session:\033]52;c;aGk=\a""#)
+    );
+    let get = ephpm(&dir, &[os(b"get"), os(&session)]);
+    assert_eq!(stdout(&get), "\"\\rroot\\033[2J\\nline\\377\"\n");
+    let locks = ephpm(&dir, &["locks"]);
+    assert_terminal_safe("locks", &locks.stdout);
+    assert!(
+        stdout(&locks).contains(r#""job\033[31m\342\200\256""#),
+        "{}",
+        stdout(&locks)
+    );
+    let stores = ephpm(&dir, &["stores"]);
+    assert_terminal_safe("stores", &stores.stdout);
+    assert_eq!(stdout(&stores).lines().count(), 3, "{}", stdout(&stores));
+    assert!(
+        stdout(&stores).contains(r#""evil\033]0;x\a\nroot t store 1 yes 9\377""#),
+        "{}",
+        stdout(&stores)
+    );
+    for json in [
+        &["--json", "keys"][..],
+        &["--json", "locks"],
+        &["--json", "stores"],
+    ] {
+        assert_terminal_safe(&json.join(" "), &ephpm(&dir, json).stdout);
+    }
+    let missing = ephpm(&dir, &[os(b"get"), os(OSC52)]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_terminal_safe("stderr", &missing.stderr);
+}
+
+/// Two keys whose bytes are not UTF-8 stay two in `--json` (base64 where not UTF-8), and
+/// a key given as bytes that are not UTF-8 addresses exactly that key.
+#[test]
+fn binary_keys_stay_apart_in_json_and_as_arguments() {
+    let dir = TestDir::new("cli-binary");
+    let (store, _) = ShmStore::open(&dir.options(16 * MB)).expect("open");
+    store
+        .set(b"bin\xff\xfe", Value::Str(b"first\xff"), None)
+        .expect("set");
+    store
+        .set(b"bin\xfe\xff", Value::Str(b"second"), None)
+        .expect("set");
+
+    let keys = stdout(&ephpm(&dir, &["--json", "keys", "bin"]));
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    assert_eq!(
+        keys,
+        format!(
+            "{{\"items\":[{{\"key\":{{\"base64\":\"{}\"}},\"ttl\":null,\"size\":6}},\
+             {{\"key\":{{\"base64\":\"{}\"}},\"ttl\":null,\"size\":6}}],\"truncated\":false}}\n",
+            b64(b"bin\xfe\xff"),
+            b64(b"bin\xff\xfe")
+        )
+    );
+    let get = ephpm(&dir, &[os(b"--json"), os(b"get"), os(b"bin\xff\xfe")]);
+    assert_eq!(
+        stdout(&get),
+        format!(
+            "{{\"key\":{{\"base64\":\"{}\"}},\"type\":\"string\",\"value\":{{\"base64\":\"{}\"}}}}\n",
+            b64(b"bin\xff\xfe"),
+            b64(b"first\xff")
+        )
+    );
+    assert_eq!(
+        stdout(&ephpm(&dir, &[os(b"get"), os(b"bin\xfe\xff")])),
+        "second\n"
+    );
+    let del = ephpm(&dir, &[os(b"del"), os(b"bin\xfe\xff")]);
+    assert_eq!(stdout(&del), "deleted \"bin\\376\\377\"\n");
+    assert!(store.exists(b"bin\xff\xfe").expect("exists"));
+    assert!(!store.exists(b"bin\xfe\xff").expect("exists"));
+
+    let bad = ephpm(&dir, &[os(b"--store"), os(b"t\xff"), os(b"stats")]);
+    assert_eq!(bad.status.code(), Some(2), "not a panic: {bad:?}");
 }
 
 /// A segment shorter than its header says is listed as truncated.

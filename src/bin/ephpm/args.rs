@@ -1,6 +1,11 @@
 //! The command line: options anywhere, the command and its arguments in order, `--`
 //! ending the options (for a key that starts with a dash).
 
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+use super::quote::quoted;
+
 pub const USAGE: &str = "\
 usage: ephpm [options] COMMAND [ARGS]
 
@@ -35,11 +40,12 @@ exit codes: 0 done, 1 it failed (no such store or key, in use, refused), 2 a usa
 pub enum Command {
     Stores,
     Stats,
-    Keys(String),
-    Get(String),
-    Del(String),
+    /// Keys and prefixes are bytes, as given: a key that is not UTF-8 is still that key.
+    Keys(Vec<u8>),
+    Get(Vec<u8>),
+    Del(Vec<u8>),
     Locks,
-    Flush(String),
+    Flush(Vec<u8>),
     RmStore(String),
 }
 
@@ -62,28 +68,32 @@ pub enum Parsed {
     Version,
 }
 
-pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
+/// Parses the arguments as the bytes they are (`args_os`): a key need not be UTF-8, and
+/// an argument that is not is never a panic.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String> {
     let mut store = "default".to_string();
     let (mut dsn, mut user) = (None, None);
     let mut shm_dir = "/dev/shm".to_string();
     let (mut limit, mut yes, mut json) = (1000, false, false);
     let mut words = Vec::new();
-    let mut args = args.into_iter();
+    let mut args = args.into_iter().map(OsString::into_vec);
     let mut options_done = false;
     while let Some(arg) = args.next() {
-        if options_done || !arg.starts_with('-') || arg == "-" {
+        if options_done || !arg.starts_with(b"-") || arg == b"-" {
             words.push(arg);
             continue;
         }
-        match arg.as_str() {
-            "--" => options_done = true,
-            "--help" | "-h" => return Ok(Parsed::Help),
-            "--version" | "-V" => return Ok(Parsed::Version),
-            "--yes" | "-y" => yes = true,
-            "--json" => json = true,
-            "--store" | "--dsn" | "--user" | "--shm-dir" | "--limit" => {
-                let value = args.next().ok_or(format!("{arg} needs a value"))?;
-                match arg.as_str() {
+        match arg.as_slice() {
+            b"--" => options_done = true,
+            b"--help" | b"-h" => return Ok(Parsed::Help),
+            b"--version" | b"-V" => return Ok(Parsed::Version),
+            b"--yes" | b"-y" => yes = true,
+            b"--json" => json = true,
+            b"--store" | b"--dsn" | b"--user" | b"--shm-dir" | b"--limit" => {
+                let name = String::from_utf8_lossy(&arg).into_owned();
+                let value = args.next().ok_or(format!("{name} needs a value"))?;
+                let value = text(&name, value)?;
+                match name.as_str() {
                     "--store" => store = value,
                     "--dsn" => dsn = Some(value),
                     "--user" => user = Some(value),
@@ -97,15 +107,14 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
                     }
                 }
             }
-            _ => return Err(format!("unknown option {arg}")),
+            _ => return Err(format!("unknown option {}", quoted(&arg))),
         }
     }
     let mut words = words.into_iter();
     let Some(name) = words.next() else {
         return Err("no command given".into());
     };
-    let rest: Vec<String> = words.collect();
-    let command = command(&name, rest)?;
+    let command = command(&name, words.collect())?;
     Ok(Parsed::Run(Opts {
         command,
         store,
@@ -118,29 +127,39 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, String> {
     }))
 }
 
-fn command(name: &str, mut rest: Vec<String>) -> Result<Command, String> {
+/// An option's value that must be text (a store name, a DSN, a user, a directory).
+fn text(option: &str, value: Vec<u8>) -> Result<String, String> {
+    String::from_utf8(value)
+        .map_err(|e| format!("{option} takes UTF-8 text, not {}", quoted(e.as_bytes())))
+}
+
+fn command(name: &[u8], mut rest: Vec<Vec<u8>>) -> Result<Command, String> {
     let (min, max) = match name {
-        "stores" | "stats" | "locks" => (0, 0),
-        "keys" | "flush" => (0, 1),
-        "get" | "del" | "rm-store" => (1, 1),
-        _ => return Err(format!("unknown command {name}")),
+        b"stores" | b"stats" | b"locks" => (0, 0),
+        b"keys" | b"flush" => (0, 1),
+        b"get" | b"del" | b"rm-store" => (1, 1),
+        _ => return Err(format!("unknown command {}", quoted(name))),
     };
+    let shown = quoted(name);
     if rest.len() < min {
-        return Err(format!("{name} needs an argument"));
+        return Err(format!("{shown} needs an argument"));
     }
     if rest.len() > max {
-        return Err(format!("{name}: unexpected argument {}", rest[max]));
+        return Err(format!(
+            "{shown}: unexpected argument {}",
+            quoted(&rest[max])
+        ));
     }
     let arg = rest.pop().unwrap_or_default();
     Ok(match name {
-        "stores" => Command::Stores,
-        "stats" => Command::Stats,
-        "locks" => Command::Locks,
-        "keys" => Command::Keys(arg),
-        "flush" => Command::Flush(arg),
-        "get" => Command::Get(arg),
-        "del" => Command::Del(arg),
-        _ => Command::RmStore(arg),
+        b"stores" => Command::Stores,
+        b"stats" => Command::Stats,
+        b"locks" => Command::Locks,
+        b"keys" => Command::Keys(arg),
+        b"flush" => Command::Flush(arg),
+        b"get" => Command::Get(arg),
+        b"del" => Command::Del(arg),
+        _ => Command::RmStore(text("rm-store", arg)?),
     })
 }
 
@@ -148,11 +167,16 @@ fn command(name: &str, mut rest: Vec<String>) -> Result<Command, String> {
 mod tests {
     use super::*;
 
-    fn run(line: &str) -> Result<Opts, String> {
-        match parse(line.split_whitespace().map(String::from))? {
+    fn run_bytes(args: &[&[u8]]) -> Result<Opts, String> {
+        match parse(args.iter().map(|a| OsString::from_vec(a.to_vec())))? {
             Parsed::Run(o) => Ok(o),
             _ => Err("not a run".into()),
         }
+    }
+
+    fn run(line: &str) -> Result<Opts, String> {
+        let words: Vec<&[u8]> = line.split_whitespace().map(str::as_bytes).collect();
+        run_bytes(&words)
     }
 
     #[test]
@@ -160,10 +184,10 @@ mod tests {
         let o = run("keys --json user: --limit 5").expect("parses");
         assert_eq!(
             (o.command, o.json, o.limit),
-            (Command::Keys("user:".into()), true, 5)
+            (Command::Keys(b"user:".to_vec()), true, 5)
         );
         let o = run("get -- -odd").expect("parses");
-        assert_eq!(o.command, Command::Get("-odd".into()));
+        assert_eq!(o.command, Command::Get(b"-odd".to_vec()));
     }
 
     #[test]
@@ -180,5 +204,20 @@ mod tests {
         );
         assert!(run("keys --limit 0").is_err());
         assert!(run("").is_err());
+    }
+
+    #[test]
+    fn arguments_are_bytes_and_never_a_panic() {
+        let o = run_bytes(&[b"get", b"bin\xff\xfe"]).expect("parses");
+        assert_eq!(o.command, Command::Get(b"bin\xff\xfe".to_vec()));
+        assert_eq!(
+            run_bytes(&[b"--store", b"x\xff"]).err().as_deref(),
+            Some(r#"--store takes UTF-8 text, not "x\377""#)
+        );
+        assert_eq!(
+            run_bytes(&[b"--\x1b[2J"]).err().as_deref(),
+            Some(r#"unknown option "--\033[2J""#)
+        );
+        assert!(run_bytes(&[b"rm-store", b"\xff"]).is_err());
     }
 }

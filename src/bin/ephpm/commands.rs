@@ -1,9 +1,12 @@
 //! The commands, each turning a store (or the host's segments) into a report: the text
 //! for a terminal and the JSON document for `--json`, always both, so that the two
-//! cannot drift apart.
+//! cannot drift apart. Every key, value, lock, file and user name in the text goes
+//! through `quote::quoted` (any process of the user, or a client's cookie, chose it),
+//! and through `Json::bytes` in the JSON.
 
 use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -12,6 +15,7 @@ use ephpm::store::shm::inventory::{self, Entries, Kind};
 use ephpm::store::{self, Fetched, KeyTtl, ScanEntry, Store};
 
 use super::json::Json;
+use super::quote::{in_quotes, quoted};
 use super::user;
 
 /// What a command prints.
@@ -42,12 +46,17 @@ fn report(text: String, json: Json) -> Done {
 pub fn open(dsn: &str, config: &Config) -> Result<Arc<dyn Store>, Failure> {
     match store::open_existing(dsn, config)? {
         Some(s) => Ok(s),
-        None => Err(Failure(format!(
-            "no store {dsn} for user {} under {}",
-            user::name_of(ephpm::store::shm::euid()),
-            config.shm_dir
-        ))),
+        None => Err(no_store(dsn, config)),
     }
+}
+
+fn no_store(name: &str, config: &Config) -> Failure {
+    Failure(format!(
+        "no store {} for user {} under {}",
+        quoted(name.as_bytes()),
+        quoted(user::name_of(ephpm::store::shm::euid()).as_bytes()),
+        quoted(config.shm_dir.as_bytes())
+    ))
 }
 
 pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
@@ -65,10 +74,9 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
             Entries::Truncated => ("truncated".into(), None),
             Entries::Unknown => ("?".into(), None),
         };
-        let name = s.name.to_string_lossy().into_owned();
         rows.push([
-            owner.clone(),
-            name.clone(),
+            quoted(owner.as_bytes()),
+            quoted(s.name.as_bytes()),
             kind.into(),
             s.size.to_string(),
             if s.in_use { "yes" } else { "no" }.into(),
@@ -77,13 +85,13 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
         json.push(Json::Obj(vec![
             ("owner", Json::Str(owner)),
             ("uid", Json::Uint(s.owner.into())),
-            ("name", Json::Str(name)),
+            ("name", Json::bytes(s.name.as_bytes())),
             ("kind", Json::Str(kind.into())),
             ("size", Json::Uint(s.size)),
             ("in_use", Json::Bool(s.in_use)),
             ("entries", Json::opt_u64(counted)),
             ("truncated", Json::Bool(s.entries == Entries::Truncated)),
-            ("path", Json::Str(s.path.display().to_string())),
+            ("path", Json::bytes(s.path.as_os_str().as_bytes())),
         ]));
     }
     report(table(&rows), Json::Arr(json))
@@ -93,7 +101,7 @@ pub fn stats(s: &dyn Store) -> Done {
     let st = s.stats()?;
     let numbers = st.named();
     let backend = s.describe();
-    let mut rows = vec![["backend".to_string(), backend.clone()]];
+    let mut rows = vec![["backend".to_string(), quoted(backend.as_bytes())]];
     let mut json = vec![("backend", Json::Str(backend))];
     for (name, n) in numbers {
         rows.push([name.into(), n.to_string()]);
@@ -144,16 +152,12 @@ fn ttl_text(ttl: KeyTtl) -> String {
     seconds(ttl).map_or("-".into(), |s| format!("{s:.1}s"))
 }
 
-fn shown(key: &[u8]) -> String {
-    String::from_utf8_lossy(key).into_owned()
-}
-
-pub fn keys(s: &dyn Store, prefix: &str, limit: usize) -> Done {
-    let (found, more) = walk(s, prefix.as_bytes(), limit, |_| true)?;
+pub fn keys(s: &dyn Store, prefix: &[u8], limit: usize) -> Done {
+    let (found, more) = walk(s, prefix, limit, |_| true)?;
     let mut rows = vec![["KEY", "TTL", "SIZE"].map(String::from)];
     let mut json = Vec::new();
     for e in &found {
-        rows.push([shown(&e.key), ttl_text(e.ttl), e.size.to_string()]);
+        rows.push([quoted(&e.key), ttl_text(e.ttl), e.size.to_string()]);
         json.push(Json::Obj(vec![
             ("key", Json::bytes(&e.key)),
             ("ttl", Json::opt_f64(seconds(e.ttl))),
@@ -169,7 +173,7 @@ pub fn locks(s: &dyn Store, limit: usize) -> Done {
     let mut json = Vec::new();
     for e in &found {
         let fence = e.fence.unwrap_or_default();
-        rows.push([shown(&e.key), ttl_text(e.ttl), fence.to_string()]);
+        rows.push([quoted(&e.key), ttl_text(e.ttl), fence.to_string()]);
         json.push(Json::Obj(vec![
             ("name", Json::bytes(&e.key)),
             ("ttl", Json::opt_f64(seconds(e.ttl))),
@@ -193,41 +197,40 @@ fn listing(rows: Vec<[String; 3]>, items: Vec<Json>, more: bool, limit: usize) -
     )
 }
 
-pub fn get(s: &dyn Store, key: &str) -> Done {
+pub fn get(s: &dyn Store, key: &[u8]) -> Done {
     let mut bytes = Vec::new();
-    let Some(hit) = s.get(key.as_bytes(), &mut bytes)? else {
-        return Err(Failure(format!("no key {key}")));
+    let Some(hit) = s.get(key, &mut bytes)? else {
+        return Err(Failure(format!("no key {}", quoted(key))));
     };
-    let (kind, value, mut text) = match hit.value {
-        Fetched::Str => ("string", Json::bytes(&bytes), bytes.clone()),
-        Fetched::Serialized => ("serialized", Json::bytes(&bytes), bytes.clone()),
-        Fetched::Int(n) => ("int", Json::Int(n), n.to_string().into_bytes()),
-        Fetched::Float(x) => ("float", Json::Float(x), x.to_string().into_bytes()),
-        Fetched::Bool(b) => ("bool", Json::Bool(b), b.to_string().into_bytes()),
-        Fetched::Null => ("null", Json::Null, b"null".to_vec()),
+    let (kind, value, text) = match hit.value {
+        Fetched::Str => ("string", Json::bytes(&bytes), quoted(&bytes)),
+        Fetched::Serialized => ("serialized", Json::bytes(&bytes), quoted(&bytes)),
+        Fetched::Int(n) => ("int", Json::Int(n), n.to_string()),
+        Fetched::Float(x) => ("float", Json::Float(x), x.to_string()),
+        Fetched::Bool(b) => ("bool", Json::Bool(b), b.to_string()),
+        Fetched::Null => ("null", Json::Null, "null".into()),
     };
-    text.push(b'\n');
-    Ok(Report {
-        text,
-        json: Json::Obj(vec![
-            ("key", Json::Str(key.into())),
+    report(
+        text + "\n",
+        Json::Obj(vec![
+            ("key", Json::bytes(key)),
             ("type", Json::Str(kind.into())),
             ("value", value),
         ]),
-    })
-}
-
-pub fn del(s: &dyn Store, key: &str) -> Done {
-    if !s.del(key.as_bytes())? {
-        return Err(Failure(format!("no key {key}")));
-    }
-    report(
-        format!("deleted {key}\n"),
-        Json::Obj(vec![("deleted", Json::Str(key.into()))]),
     )
 }
 
-pub fn flush(s: &dyn Store, prefix: &str, yes: bool) -> Done {
+pub fn del(s: &dyn Store, key: &[u8]) -> Done {
+    if !s.del(key)? {
+        return Err(Failure(format!("no key {}", quoted(key))));
+    }
+    report(
+        format!("deleted {}\n", quoted(key)),
+        Json::Obj(vec![("deleted", Json::bytes(key))]),
+    )
+}
+
+pub fn flush(s: &dyn Store, prefix: &[u8], yes: bool) -> Done {
     if !yes {
         if !std::io::stdin().is_terminal() {
             return Err(Failure(
@@ -237,9 +240,10 @@ pub fn flush(s: &dyn Store, prefix: &str, yes: bool) -> Done {
         let what = if prefix.is_empty() {
             "every key".to_string()
         } else {
-            format!("every key starting with {prefix:?}")
+            format!("every key starting with {}", in_quotes(prefix))
         };
-        eprint!("ephpm: delete {what} of {}? [y/N] ", s.describe());
+        let store = quoted(s.describe().as_bytes());
+        eprint!("ephpm: delete {what} of {store}? [y/N] ");
         let _ = std::io::stderr().flush();
         let mut answer = String::new();
         std::io::stdin().lock().read_line(&mut answer)?;
@@ -247,7 +251,7 @@ pub fn flush(s: &dyn Store, prefix: &str, yes: bool) -> Done {
             return Err(Failure("nothing deleted".into()));
         }
     }
-    let n = s.clear(prefix.as_bytes())?;
+    let n = s.clear(prefix)?;
     report(
         format!("deleted {n} keys\n"),
         Json::Obj(vec![("deleted", Json::Uint(n))]),
@@ -256,14 +260,10 @@ pub fn flush(s: &dyn Store, prefix: &str, yes: bool) -> Done {
 
 pub fn rm_store(name: &str, config: &Config) -> Done {
     if !store::remove_host_store(Some(name.into()), config)? {
-        return Err(Failure(format!(
-            "no store {name} for user {} under {}",
-            user::name_of(ephpm::store::shm::euid()),
-            config.shm_dir
-        )));
+        return Err(no_store(name, config));
     }
     report(
-        format!("removed {name}\n"),
+        format!("removed {}\n", quoted(name.as_bytes())),
         Json::Obj(vec![("removed", Json::Str(name.into()))]),
     )
 }

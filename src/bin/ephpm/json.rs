@@ -1,7 +1,16 @@
-//! Just enough JSON for `--json`: a value tree and its text. Keys and values are bytes in
-//! the store; what is not UTF-8 is shown with U+FFFD, as a terminal would.
+//! Just enough JSON for `--json`: a value tree and its text. Keys, values and file names
+//! are bytes; JSON strings are Unicode. So bytes that are valid UTF-8 are a JSON string,
+//! and any other bytes an object `{"base64": "..."}` of them (standard alphabet, padded):
+//! lossless, and two different byte strings are never the same JSON.
+//!
+//! Control characters (C0, DEL, C1) and the bidirectional formatting characters are
+//! written as `\uXXXX`, so that the document is also safe to show on a terminal.
 
 use std::fmt::{self, Display, Write};
+
+use base64::Engine;
+
+use super::quote::is_bidi_control;
 
 pub enum Json {
     Null,
@@ -15,8 +24,15 @@ pub enum Json {
 }
 
 impl Json {
+    /// Bytes: a string when they are UTF-8, else `{"base64": ...}` (see the module doc).
     pub fn bytes(b: &[u8]) -> Json {
-        Json::Str(String::from_utf8_lossy(b).into_owned())
+        match std::str::from_utf8(b) {
+            Ok(text) => Json::Str(text.into()),
+            Err(_) => Json::Obj(vec![(
+                "base64",
+                Json::Str(base64::engine::general_purpose::STANDARD.encode(b)),
+            )]),
+        }
     }
 
     pub fn opt_u64(n: Option<u64>) -> Json {
@@ -37,7 +53,7 @@ fn string(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
             '\n' => f.write_str("\\n")?,
             '\r' => f.write_str("\\r")?,
             '\t' => f.write_str("\\t")?,
-            c if (c as u32) < 0x20 => write!(f, "\\u{:04x}", c as u32)?,
+            c if c.is_control() || is_bidi_control(c) => write!(f, "\\u{:04x}", c as u32)?,
             c => f.write_char(c)?,
         }
     }
@@ -96,6 +112,18 @@ mod tests {
         assert_eq!(
             j.to_string(),
             r#"{"k":"a\"b\\c\n\u0001é","n":[-1,0.5,null]}"#
+        );
+    }
+
+    #[test]
+    fn bytes_are_lossless_and_terminal_safe() {
+        let shown = |b: &[u8]| Json::bytes(b).to_string();
+        assert_eq!(shown(b"bin\xff\xfe"), r#"{"base64":"Ymlu//4="}"#);
+        assert_eq!(shown(b"bin\xfe\xff"), r#"{"base64":"Ymlu/v8="}"#);
+        assert_eq!(shown(b"\x1b]52;c;aGk=\x07"), r#""\u001b]52;c;aGk=\u0007""#);
+        assert_eq!(
+            shown("\u{9b}\u{7f}\u{202e}".as_bytes()),
+            r#""\u009b\u007f\u202e""#
         );
     }
 }

@@ -7,6 +7,7 @@
 //! - `commands.rs`  one function per command, each giving its text and its JSON
 //! - `user.rs`      `--user`: acting as another user, as root
 //! - `json.rs`      `--json`'s output
+//! - `quote.rs`     bytes made safe for a terminal (every text report goes through it)
 //!
 //! It behaves like a Unix tool: `--help` prints the usage on stdout and exits 0,
 //! `--version` prints the version, a usage error prints what is wrong and the usage on
@@ -16,6 +17,7 @@
 mod args;
 mod commands;
 mod json;
+mod quote;
 mod user;
 
 use std::io::Write;
@@ -26,7 +28,7 @@ use commands::Failure;
 use ephpm::config::Config;
 
 fn main() -> ExitCode {
-    let opts = match args::parse(std::env::args().skip(1)) {
+    let opts = match args::parse(std::env::args_os().skip(1)) {
         Ok(Parsed::Run(o)) => o,
         Ok(Parsed::Help) => {
             print!("{USAGE}");
@@ -37,7 +39,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(why) => {
-            eprintln!("ephpm: {why}\n\n{USAGE}");
+            eprintln!("ephpm: {}\n\n{USAGE}", quote::printable(&why));
             return ExitCode::from(2);
         }
     };
@@ -59,7 +61,7 @@ fn main() -> ExitCode {
             }
         }
         Err(Failure(why)) => {
-            eprintln!("ephpm: {why}");
+            eprintln!("ephpm: {}", quote::printable(&why));
             ExitCode::from(1)
         }
     }
@@ -73,15 +75,18 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
     };
     let me = ephpm::store::shm::euid();
     let target = match &opts.user {
-        Some(who) => Some(user::lookup(who).ok_or_else(|| Failure(format!("no user {who}")))?),
+        Some(who) => Some(
+            user::lookup(who)
+                .ok_or_else(|| Failure(format!("no user {}", quote::quoted(who.as_bytes()))))?,
+        ),
         None => None,
     };
     if let Some(u) = &target {
         if u.uid != me && me != 0 {
             return Err(Failure(format!(
                 "only root can act on another user's store ({} is not {})",
-                user::name_of(me),
-                u.name
+                quote::quoted(user::name_of(me).as_bytes()),
+                quote::quoted(u.name.as_bytes())
             )));
         }
     }
@@ -95,7 +100,12 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
         return commands::stores(&opts.shm_dir, uid);
     }
     if let Some(u) = target.as_ref().filter(|u| u.uid != me) {
-        user::become_user(u).map_err(|e| Failure(format!("cannot act as {}: {e}", u.name)))?;
+        user::become_user(u).map_err(|e| {
+            Failure(format!(
+                "cannot act as {}: {e}",
+                quote::quoted(u.name.as_bytes())
+            ))
+        })?;
     }
     if let Command::RmStore(name) = &opts.command {
         return commands::rm_store(name, &config);
