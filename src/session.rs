@@ -57,8 +57,30 @@ pub fn lock_wait(configured: f64) -> Duration {
     }
 }
 
+/// The longest session id PHP's own handlers accept (`PS_MAX_SID_LENGTH` in
+/// ext/session; `session.sid_length` cannot exceed it either).
+pub const MAX_ID_LEN: usize = 256;
+
+/// Whether `id` is a session id as PHP's own handlers take one (ext/session's
+/// `php_session_valid_key`, which the files handler checks before it touches a file):
+/// 1 to 256 of `A-Z a-z 0-9 , -`. An id that is not — a path (`../../x`), a NUL, bytes
+/// that are not ASCII, a 10 KB cookie — is refused, never made into a key: every id
+/// PHP's generator makes passes, and an attacker's cookie cannot fill the store with
+/// lock and session entries of its choosing.
+pub fn valid_id(id: &[u8]) -> bool {
+    (1..=MAX_ID_LEN).contains(&id.len())
+        && id
+            .iter()
+            .all(|&c| c.is_ascii_alphanumeric() || c == b',' || c == b'-')
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The wording of PHP's files handler for the same refusal.
+    #[error(
+        "the session id is too long or contains illegal characters: only the A-Z, a-z, 0-9, \"-\" and \",\" characters are allowed, at most 256 of them"
+    )]
+    InvalidId,
     #[error("the lock of session {id} was not released within {} ms", waited.as_millis())]
     LockTimeout { id: String, waited: Duration },
     #[error(
@@ -104,6 +126,15 @@ fn shown(id: &[u8]) -> String {
     String::from_utf8_lossy(id).into_owned()
 }
 
+/// Refuses an id PHP's own handlers would refuse (see `valid_id`).
+fn checked(id: &[u8]) -> Result<()> {
+    if valid_id(id) {
+        Ok(())
+    } else {
+        Err(SessionError::InvalidId)
+    }
+}
+
 /// The longest lifetime a session is given (about 31,700 years): what every backend
 /// can add to its clock; `session.gc_maxlifetime` may say more.
 const MAX_LIFETIME: u64 = 1_000_000_000_000;
@@ -132,8 +163,10 @@ impl Handler {
     /// Reads session `id` into `out` (empty for a new session), taking its lock first.
     /// `Ok(Some(warning))` when the lock could not be had and the read went on without
     /// it, or the store could not be reached and the session starts empty, unsaved
-    /// (`OnTimeout::Warn`).
+    /// (`OnTimeout::Warn`). An invalid id (`valid_id`) is refused, as PHP's files
+    /// handler refuses it: nothing is locked or read.
     pub fn read(&mut self, id: &[u8], out: &mut Vec<u8>) -> Result<Option<String>> {
+        checked(id)?;
         self.unread = None;
         match self.read_locked(id, out) {
             Err(SessionError::Store(e @ StoreError::Unavailable { .. }))
@@ -224,6 +257,7 @@ impl Handler {
 
     /// Writes session `id`, living `max_lifetime` seconds (0: no expiry).
     pub fn write(&mut self, id: &[u8], data: &[u8], max_lifetime: i64) -> Result<()> {
+        checked(id)?;
         if self.is_unread(id) {
             return Ok(());
         }
@@ -256,6 +290,7 @@ impl Handler {
     /// Refreshes the lifetime of an unchanged session (`session.lazy_write`); writes it
     /// when it is not stored yet.
     pub fn touch(&mut self, id: &[u8], data: &[u8], max_lifetime: i64) -> Result<()> {
+        checked(id)?;
         if self.is_unread(id) {
             return Ok(());
         }
@@ -268,8 +303,13 @@ impl Handler {
         Ok(())
     }
 
-    /// Deletes session `id` and releases its lock.
+    /// Deletes session `id` and releases its lock. Nothing is ever stored under an
+    /// invalid id, so there is nothing to delete (PHP's contract: destroying a session
+    /// that does not exist succeeds).
     pub fn destroy(&mut self, id: &[u8]) -> Result<()> {
+        if !valid_id(id) {
+            return Ok(());
+        }
         self.still_ours(id)?;
         self.space.del(&data_key(id))?;
         if self.holds(id) {
@@ -294,9 +334,10 @@ impl Handler {
     }
 
     /// Whether session `id` exists (`session.use_strict_mode`), or another request
-    /// reserved it: the id this handler has just reserved itself does not count.
+    /// reserved it: the id this handler has just reserved itself does not count, and an
+    /// invalid id never exists (strict mode then hands out a new one).
     pub fn exists(&self, id: &[u8]) -> Result<bool> {
-        if self.reserved.as_deref() == Some(id) {
+        if !valid_id(id) || self.reserved.as_deref() == Some(id) {
             return Ok(false);
         }
         Ok(self.space.exists(&data_key(id))?)
@@ -322,6 +363,11 @@ impl Handler {
             let Some(id) = generate() else {
                 return Ok(None);
             };
+            // PHP's generator only makes valid ids; whatever else made this one, an id
+            // that read and write would refuse is no id to hand out.
+            if !valid_id(&id) {
+                continue;
+            }
             let ttl = lifetime(max_lifetime);
             match self.space.reserve(&data_key(&id), Value::Str(b""), ttl) {
                 Ok(SetNx::Inserted) => {

@@ -505,6 +505,11 @@ namespace Ephpm {
      * busy one (woken by its release); write() writes only while that lock is still this
      * handler's; close() releases it by token, so a request whose lock expired never
      * frees the next holder's. Sessions live `session.gc_maxlifetime` seconds.
+     *
+     * Ids are checked as PHP's files handler checks them: 1 to 256 of `A-Z a-z 0-9 , -`.
+     * read(), write() and updateTimestamp() refuse any other id with an E_WARNING and
+     * false, validateId() says it does not exist, destroy() has nothing to delete; it never
+     * becomes a key.
      */
     final class SessionHandler implements \SessionHandlerInterface, \SessionIdInterface, \SessionUpdateTimestampHandlerInterface
     {

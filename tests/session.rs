@@ -284,3 +284,65 @@ fn the_lock_ttl_falls_back_to_max_execution_time_then_30_seconds() {
     assert_eq!(lock_ttl(0.0, 0.0), Duration::from_secs(30));
     assert_eq!(lock_ttl(-1.0, 0.0), Duration::from_secs(30));
 }
+
+/// Every key the store holds, the keyspace's and any other (a walk of the whole store).
+fn keys(space: &Keyspace) -> Vec<Vec<u8>> {
+    let (mut out, mut cursor) = (Vec::new(), 0);
+    loop {
+        cursor = space.store().scan(b"", cursor, &mut out).unwrap();
+        if cursor == 0 {
+            return out.into_iter().map(|e| e.key).collect();
+        }
+    }
+}
+
+/// Ids PHP's own handlers refuse (`php_session_valid_key`: 1 to 256 of `A-Za-z0-9,-`)
+/// are refused here too, by read, write and touch, never exist, and never become a key
+/// — neither a session nor its lock; ids PHP's generator makes pass.
+#[test]
+fn invalid_session_ids_are_refused_and_never_become_keys() {
+    let (_d, space) = space();
+    let long = vec![b'a'; 10_000];
+    let just_over = vec![b'a'; 257];
+    let odd: [&[u8]; 8] = [
+        b"../../x",
+        b"a\0b",
+        b"\xff\xfe",
+        b"abc;def",
+        b"",
+        b"a b",
+        &long,
+        &just_over,
+    ];
+    let mut h = Handler::new(space.clone(), SETTINGS);
+    for id in odd {
+        let shown = String::from_utf8_lossy(&id[..id.len().min(20)]).into_owned();
+        let mut out = Vec::new();
+        assert!(
+            matches!(h.read(id, &mut out), Err(SessionError::InvalidId)),
+            "read {shown}"
+        );
+        assert!(
+            matches!(h.write(id, b"n|i:1;", 1440), Err(SessionError::InvalidId)),
+            "write {shown}"
+        );
+        assert!(
+            matches!(h.touch(id, b"n|i:1;", 1440), Err(SessionError::InvalidId)),
+            "touch {shown}"
+        );
+        assert!(!h.exists(id).unwrap(), "exists {shown}");
+        h.destroy(id).unwrap();
+        assert!(!ephpm::session::valid_id(id), "{shown}");
+    }
+    assert!(h.close());
+    assert_eq!(keys(&space), Vec::<Vec<u8>>::new());
+
+    // The longest and the odd-looking ids PHP's generator can make are sessions.
+    let longest = vec![b'Z'; 256];
+    for id in [&longest[..], b"a,b-C9", b"0"] {
+        read(&mut h, id);
+        h.write(id, b"n|i:1;", 1440).unwrap();
+        assert!(h.close());
+        assert!(h.exists(id).unwrap());
+    }
+}
