@@ -9,7 +9,9 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use common::child;
-use common::cluster::{SECRET, TestNode, dump_logs, eventually, start_cluster, wait_for_members};
+use common::cluster::{
+    SECRET, TestNode, dump_logs, eventually, start_cluster, wait_for_members, write_secret,
+};
 use common::{MB, TestDir};
 use ephpm::cluster::placement::Members;
 use ephpm::store::cluster::ClusterStore;
@@ -583,7 +585,7 @@ fn a_wrong_secret_is_invisible_and_an_empty_one_is_a_startup_error() {
         .set(b"secret-data", Value::Str(b"for members"), None)
         .unwrap();
     let other = dir.0.join("other.secret");
-    std::fs::write(&other, "bm90LXRoZS10ZXN0LXNlY3JldC0xMjgtYml0cw").unwrap();
+    write_secret(&other, "bm90LXRoZS10ZXN0LXNlY3JldC0xMjgtYml0cw");
     let intruder = TestNode::start(
         &dir,
         3,

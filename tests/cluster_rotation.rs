@@ -70,7 +70,7 @@ fn reloads(n: &TestNode) -> usize {
 fn a_fleet_rotates_its_secret_with_no_failed_call() {
     let dir = TestDir::new("rotate");
     let file = dir.0.join("cluster.secret");
-    std::fs::write(&file, format!("{A}\n")).unwrap();
+    write_secret(&file, &format!("{A}\n"));
     let path = file.to_str().unwrap().to_string();
     let nodes = start_cluster(&dir, 3, &["--secret-file", &path]);
     let all: Vec<String> = (1..=3).map(|i| format!("node-{i}")).collect();
@@ -97,7 +97,7 @@ fn a_fleet_rotates_its_secret_with_no_failed_call() {
     .enumerate()
     {
         std::thread::sleep(Duration::from_millis(500));
-        std::fs::write(&file, content).unwrap();
+        write_secret(&file, content);
         for n in &nodes {
             eventually("every node takes the new secret file", || {
                 (reloads(n) > step).then_some(())
@@ -132,7 +132,7 @@ fn a_fleet_rotates_its_secret_with_no_failed_call() {
     }
     // The old secret alone no longer opens anything: such a node stays alone.
     let old = dir.0.join("old.secret");
-    std::fs::write(&old, format!("{A}\n")).unwrap();
+    write_secret(&old, &format!("{A}\n"));
     let stranger = TestNode::start(
         &dir,
         4,

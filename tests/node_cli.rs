@@ -1,8 +1,13 @@
 //! `ephpm-node` behaves like a Unix tool: `--help` on stdout, `--version`, unknown
 //! options refused with the usage and exit code 2, and settings errors (a missing, weak or
-//! unreadable secret) that name its own options and say how to fix them, exit code 1.
+//! unreadable secret, a secret file others may read) that name its own options and say
+//! how to fix them, exit code 1.
 
-use std::process::{Command, Output};
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn node(args: &[&str], secret: Option<&str>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ephpm-node"));
@@ -16,6 +21,38 @@ fn node(args: &[&str], secret: Option<&str>) -> Output {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// `ephpm-node` with `args` and no secret in the environment, killed if it still runs
+/// after `limit`: a node that took its settings runs until stopped.
+fn node_for(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ephpm-node"))
+        .args(args)
+        .env_remove("EPHPM_CLUSTER_SECRET")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ephpm-node");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() && started.elapsed() < limit {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    child.wait_with_output().expect("output")
+}
+
+/// A secret file with exactly `mode` (whatever the umask).
+fn secret_file(path: &Path, secret: &str, mode: u32) {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(path)
+        .expect("open");
+    file.set_permissions(std::fs::Permissions::from_mode(mode))
+        .expect("chmod");
+    file.write_all(secret.as_bytes()).expect("write");
 }
 
 #[test]
@@ -99,9 +136,55 @@ fn secrets_are_checked_at_startup_with_the_fix_in_the_message() {
         "{err}"
     );
 
-    std::fs::write(&file, "short\n").expect("write");
+    secret_file(&file, "short\n", 0o600);
     let out = node(&["--gossip", "127.0.0.1:1", "--secret-file", path], None);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("too weak"));
     std::fs::remove_file(&file).expect("cleanup");
+}
+
+/// A secret file its group or other users may read or write is refused, as ssh refuses
+/// such a private key: the message names the file, its mode and `chmod 600`.
+#[test]
+fn a_secret_file_others_may_read_or_write_is_refused() {
+    let file = std::env::temp_dir().join(format!("ephpm-node-mode-{}.secret", std::process::id()));
+    let path = file.to_str().expect("utf-8");
+    // Should a node start after all, it runs on a store of its own.
+    let shm = std::env::temp_dir().join(format!("ephpm-node-mode-{}.shm", std::process::id()));
+    std::fs::create_dir_all(&shm).expect("mkdir");
+    let shm = shm.to_str().expect("utf-8");
+    for mode in [0o644, 0o640, 0o666, 0o604, 0o620] {
+        secret_file(
+            &file,
+            "q0LUS+cgzC3pWrhNN6Y1yUqDB7cOhHAtjCDQmjHUOSc=\n",
+            mode,
+        );
+        let out = node_for(
+            &[
+                "--gossip",
+                "127.0.0.1:1",
+                "--shm-dir",
+                shm,
+                "--secret-file",
+                path,
+            ],
+            Duration::from_secs(10),
+        );
+        assert_eq!(out.status.code(), Some(1), "{mode:o}: {out:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(path)
+                && err.contains(&format!("mode {mode:04o}"))
+                && err.contains(&format!("chmod 600 {path}"))
+                && err.contains("--secret-file")
+                && !err.contains("ephpm.cluster"),
+            "{mode:o}: {err}"
+        );
+    }
+    // Private again, the file is read: its (weak) secret is what is refused now.
+    secret_file(&file, "short\n", 0o600);
+    let out = node(&["--gossip", "127.0.0.1:1", "--secret-file", path], None);
+    assert!(text(&out.stderr).contains("too weak"), "{out:?}");
+    std::fs::remove_file(&file).expect("cleanup");
+    std::fs::remove_dir_all(shm).expect("cleanup");
 }

@@ -13,7 +13,14 @@
 //! more). The file keeps the secret out of `ini_get()`, phpinfo() and `php --re`, and a
 //! running node takes a changed file within a second (`keyring.rs`), so the three steps
 //! need no restart; in php.ini, quote a secret that ends in `=`.
+//!
+//! A secret file that its group or other users may read or write is refused, as ssh
+//! refuses such a private key: whoever reads it is a member of the cluster, and whoever
+//! writes it chooses the next secret.
 
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use base64::Engine;
@@ -41,17 +48,37 @@ pub fn from_settings(s: &ClusterSettings) -> Result<Vec<Vec<u8>>, ClusterError> 
 }
 
 /// The secrets of a secret file, one per line, first one first (what a running node
-/// reads again when the file changes: `keyring.rs`).
+/// reads again when the file changes: `keyring.rs`). The file must be private to its
+/// owner (see the module doc); its mode is checked on the descriptor it is read from.
 pub fn read_file(path: &Path) -> Result<Vec<Vec<u8>>, ClusterError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
+    let unreadable = |e: std::io::Error| {
         let path = path.display();
         ClusterError::Config(format!(
             "ephpm.cluster.secret_file {path} cannot be read: {e}; put the secret in it \
              (one per line while rotating), readable only by this user: \
-             openssl rand -base64 32 > {path}"
+             openssl rand -base64 32 > {path}; chmod 600 {path}"
         ))
-    })?;
+    };
+    let mut file = File::open(path).map_err(unreadable)?;
+    let mode = file.metadata().map_err(unreadable)?.permissions().mode();
+    check_private(path, mode)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(unreadable)?;
     Ok(parse(text.lines()))
+}
+
+/// Refuses a secret file that group or others may read or write (mode & 0o077).
+fn check_private(path: &Path, mode: u32) -> Result<(), ClusterError> {
+    if mode & 0o077 == 0 {
+        return Ok(());
+    }
+    let path = path.display();
+    Err(ClusterError::Config(format!(
+        "ephpm.cluster.secret_file {path} has mode {:04o}: its group or other users can \
+         read or write it, and whoever reads it is a member of the cluster; \
+         make it private to its owner: chmod 600 {path}",
+        mode & 0o7777
+    )))
 }
 
 fn parse<'a>(listed: impl Iterator<Item = &'a str>) -> Vec<Vec<u8>> {
@@ -121,6 +148,25 @@ mod tests {
             from_settings(&s).unwrap_or_default(),
             vec![b"new-one".to_vec(), b"old-one".to_vec()]
         );
+    }
+
+    #[test]
+    fn only_a_private_secret_file_is_taken() {
+        let path = Path::new("/etc/ephpm/cluster.secret");
+        assert!(check_private(path, 0o100600).is_ok());
+        assert!(check_private(path, 0o100400).is_ok());
+        for mode in [0o644, 0o640, 0o604, 0o660, 0o666, 0o602, 0o620] {
+            let e = check_private(path, 0o100000 | mode)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                e.contains(&format!("mode {mode:04o}"))
+                    && e.contains("/etc/ephpm/cluster.secret")
+                    && e.contains("chmod 600"),
+                "{mode:o}: {e}"
+            );
+        }
     }
 
     #[test]

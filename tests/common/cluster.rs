@@ -4,9 +4,11 @@
 //! stderr goes to `node-N.log` in the directory; `dump_logs` prints them.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,21 @@ use ephpm::store::shm::{ShmOptions, ShmStore};
 use super::TestDir;
 
 pub const SECRET: &str = "dGVzdC1jbHVzdGVyLXNlY3JldC0xMjgtYml0cw";
+
+/// Writes a secret file as an operator must: mode 0600, or the node refuses it (a
+/// rewrite keeps the mode, as `echo NEW > file` does).
+pub fn write_secret(path: &Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .expect("open the secret file");
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .expect("chmod 600");
+    file.write_all(text.as_bytes()).expect("write the secret");
+}
 
 pub struct TestNode {
     pub index: u8,
