@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::store::shm::constants::MAX_KEY_LEN;
-use crate::store::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
+use crate::store::{
+    Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value,
+};
 
 /// A store and the prefix put before every key.
 #[derive(Clone)]
@@ -112,6 +114,15 @@ impl Keyspace {
     }
     pub fn set(&self, key: &[u8], v: Value<'_>, ttl: Option<Duration>) -> Result<()> {
         self.with_key(key, |s, k| s.set(k, v, ttl))
+    }
+    pub fn set_with_retention(
+        &self,
+        key: &[u8],
+        v: Value<'_>,
+        ttl: Option<Duration>,
+        retention: Retention,
+    ) -> Result<()> {
+        self.with_key(key, |s, k| s.set_with_retention(k, v, ttl, retention))
     }
     pub fn set_nx(&self, key: &[u8], v: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
         self.with_key(key, |s, k| s.set_nx(k, v, ttl))

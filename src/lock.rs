@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::store::{Hit, KeyTtl, Result, Store, Value};
+use crate::store::{Hit, KeyTtl, Result, Retention, Store, Value};
 
 /// A lock's token: 128 bits from the OS CSPRNG, as 32 hex digits.
 pub type Token = [u8; 32];
@@ -153,9 +153,17 @@ impl Locks {
         key: &[u8],
         value: Value<'_>,
         value_ttl: Option<Duration>,
+        retention: Retention,
     ) -> Result<bool> {
-        self.store
-            .set_if_locked(&held.name, &held.token, ttl, key, value, value_ttl)
+        self.store.set_if_locked(
+            &held.name,
+            &held.token,
+            ttl,
+            key,
+            value,
+            value_ttl,
+            retention,
+        )
     }
 
     /// Releases a held lock; false when it was no longer ours (it expired, and maybe

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use crate::keyspace::Keyspace;
 use crate::lock::{Held, Locks};
-use crate::store::{Fetched, SetNx, StoreError, Value};
+use crate::store::{Fetched, Retention, SetNx, StoreError, Value};
 
 /// What a read does when the lock cannot be had in time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,6 +138,20 @@ fn checked(id: &[u8]) -> Result<()> {
 /// The longest lifetime a session is given (about 31,700 years): what every backend
 /// can add to its clock; `session.gc_maxlifetime` may say more.
 const MAX_LIFETIME: u64 = 1_000_000_000_000;
+
+/// What a session is to a store that must evict (`Retention`), by its data. With nothing
+/// in it — what PHP's serializers write for an empty `$_SESSION`: `php` and `php_binary`
+/// nothing, `php_serialize` `a:0:{}` — it is an anonymous visitor's, given up before any
+/// cache entry: losing it loses nothing, and a flood of new visitors (each of whom PHP
+/// writes or touches, lazy_write or not) must not push logged-in users out. Anything
+/// else is a logged-in user's session, given up last.
+fn retention(data: &[u8]) -> Retention {
+    if data.is_empty() || data == b"a:0:{}" {
+        Retention::Anonymous
+    } else {
+        Retention::Session
+    }
+}
 
 fn lifetime(seconds: i64) -> Option<Duration> {
     (seconds > 0).then(|| Duration::from_secs((seconds as u64).min(MAX_LIFETIME)))
@@ -268,10 +282,14 @@ impl Handler {
                 let key = self.space.full_key(&data_key(id))?;
                 let ttl = lifetime(max_lifetime);
                 let lock_ttl = self.settings.lock_ttl;
-                if !self
-                    .locks
-                    .set_if_held(held, lock_ttl, &key, Value::Str(data), ttl)?
-                {
+                if !self.locks.set_if_held(
+                    held,
+                    lock_ttl,
+                    &key,
+                    Value::Str(data),
+                    ttl,
+                    retention(data),
+                )? {
                     // Not ours any more: forget it, so that close releases nothing.
                     self.held = None;
                     return Err(SessionError::LockLost(shown(id)));
@@ -279,8 +297,12 @@ impl Handler {
             }
             _ => {
                 self.still_ours(id)?;
-                self.space
-                    .set(&data_key(id), Value::Str(data), lifetime(max_lifetime))?;
+                self.space.set_with_retention(
+                    &data_key(id),
+                    Value::Str(data),
+                    lifetime(max_lifetime),
+                    retention(data),
+                )?;
             }
         }
         self.forget_reservation(id);
@@ -296,8 +318,12 @@ impl Handler {
         }
         self.still_ours(id)?;
         if !self.space.expire(&data_key(id), lifetime(max_lifetime))? {
-            self.space
-                .set(&data_key(id), Value::Str(data), lifetime(max_lifetime))?;
+            self.space.set_with_retention(
+                &data_key(id),
+                Value::Str(data),
+                lifetime(max_lifetime),
+                retention(data),
+            )?;
         }
         self.forget_reservation(id);
         Ok(())
@@ -350,9 +376,10 @@ impl Handler {
     }
 
     /// A new session id from `generate`, reserved with an atomic add so that no two
-    /// requests are handed the same one. The reservation is an ordinary entry (evictable
-    /// until the session is written): a flood of new visitors evicts cache entries, as
-    /// any cache would, and never makes a lock, a session write or a `set()` fail.
+    /// requests are handed the same one. The reservation is anonymous (evicted before
+    /// anything else until the session is written): a flood of new visitors evicts other
+    /// new visitors' ids, never a cache entry or a logged-in user's session, and never
+    /// makes a lock, a session write or a `set()` fail.
     pub fn create_id(
         &mut self,
         mut generate: impl FnMut() -> Option<Vec<u8>>,

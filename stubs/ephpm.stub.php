@@ -204,10 +204,13 @@ namespace Ephpm {
 
         /**
          * The store's counters: `backend`, `memory_size`, `memory_used`, `memory_free`
-         * (bytes), `entries`, `hits`, `misses`, `evictions`, `expirations`, `repairs`
-         * (shards rebuilt after a process died holding their lock, or after damage was
-         * found), `resets` (shards too damaged to rebuild, emptied: their entries lost),
-         * `shards`.
+         * (bytes), `entries`, `hits`, `misses`, `evictions` (entries dropped for room),
+         * `evictions_anonymous`, `evictions_cache`, `evictions_session` (the same by what
+         * was dropped, in the order the shm store gives entries up: new session ids and
+         * empty sessions, then cache entries, then sessions with data; 0 on Redis, whose
+         * own policy evicts), `expirations`, `repairs` (shards rebuilt after a process
+         * died holding their lock, or after damage was found), `resets` (shards too
+         * damaged to rebuild, emptied: their entries lost), `shards`.
          */
         public function stats(): array {}
     }
@@ -509,7 +512,8 @@ namespace Ephpm {
      * Ids are checked as PHP's files handler checks them: 1 to 256 of `A-Z a-z 0-9 , -`.
      * read(), write() and updateTimestamp() refuse any other id with an E_WARNING and
      * false, validateId() says it does not exist, destroy() has nothing to delete; it never
-     * becomes a key.
+     * becomes a key. On the shm store a session with data is evicted only once no cache
+     * entry is left, and new ids and empty sessions before any cache entry.
      */
     final class SessionHandler implements \SessionHandlerInterface, \SessionIdInterface, \SessionUpdateTimestampHandlerInterface
     {

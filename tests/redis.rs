@@ -16,7 +16,7 @@ use common::redis::RedisServer;
 use ephpm::lock::{Locks, new_token};
 use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
-use ephpm::store::{Fetched, KeyTtl, SetNx, Store, StoreError, Value};
+use ephpm::store::{Fetched, KeyTtl, Retention, SetNx, Store, StoreError, Value};
 
 fn open(dsn: &str) -> Arc<RedisStore> {
     let Ok(Dsn::Redis(target)) = dsn::parse(dsn) else {
@@ -567,7 +567,15 @@ fn a_lock_taken_with_its_data_and_data_written_only_under_the_lock() {
     let short = Duration::from_secs(100);
     assert!(
         store
-            .set_if_locked(b"lock", &a, short, b"data", Value::Str(b"v2"), Some(ttl))
+            .set_if_locked(
+                b"lock",
+                &a,
+                short,
+                b"data",
+                Value::Str(b"v2"),
+                Some(ttl),
+                Retention::Session
+            )
             .unwrap()
     );
     assert!(store.get(b"data", &mut out).unwrap().is_some());
@@ -589,7 +597,15 @@ fn a_lock_taken_with_its_data_and_data_written_only_under_the_lock() {
     // Another token (the lock went to somebody else): nothing written.
     assert!(
         !store
-            .set_if_locked(b"lock", &b, ttl, b"data", Value::Str(b"v3"), None)
+            .set_if_locked(
+                b"lock",
+                &b,
+                ttl,
+                b"data",
+                Value::Str(b"v3"),
+                None,
+                Retention::Session
+            )
             .unwrap()
     );
     store.get(b"data", &mut out).unwrap();
@@ -597,7 +613,15 @@ fn a_lock_taken_with_its_data_and_data_written_only_under_the_lock() {
     assert!(store.lock_release(b"lock", &a).unwrap());
     assert!(
         !store
-            .set_if_locked(b"lock", &a, ttl, b"data", Value::Str(b"v4"), None)
+            .set_if_locked(
+                b"lock",
+                &a,
+                ttl,
+                b"data",
+                Value::Str(b"v4"),
+                None,
+                Retention::Session
+            )
             .unwrap()
     );
     store.get(b"data", &mut out).unwrap();

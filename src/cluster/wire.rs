@@ -452,7 +452,10 @@ pub fn encode_response(r: &Response) -> Vec<u8> {
             .u64(s.expirations)
             .u64(s.repairs)
             .u64(s.resets)
-            .u64(s.shards),
+            .u64(s.shards)
+            .u64(s.evictions_anonymous)
+            .u64(s.evictions_cache)
+            .u64(s.evictions_session),
         Response::Members(ids) => {
             o.u8(8).u64(ids.len() as u64);
             for id in ids {
@@ -487,6 +490,9 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
             repairs: i.u64()?,
             resets: i.u64()?,
             shards: i.u64()?,
+            evictions_anonymous: i.u64()?,
+            evictions_cache: i.u64()?,
+            evictions_session: i.u64()?,
         }),
         8 => {
             let n = i.u64()?.min(65_536);

@@ -31,6 +31,19 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
             info_table_row!("hits", st.hits.to_string().as_str());
             info_table_row!("misses", st.misses.to_string().as_str());
             info_table_row!("evictions", st.evictions.to_string().as_str());
+            // By what was evicted, in the order the store gives entries up.
+            info_table_row!(
+                "evictions: anonymous (new session ids, empty sessions)",
+                st.evictions_anonymous.to_string().as_str()
+            );
+            info_table_row!(
+                "evictions: cache entries",
+                st.evictions_cache.to_string().as_str()
+            );
+            info_table_row!(
+                "evictions: sessions",
+                st.evictions_session.to_string().as_str()
+            );
             info_table_row!("expirations", st.expirations.to_string().as_str());
             info_table_row!("repairs after a crash", st.repairs.to_string().as_str());
             info_table_row!(

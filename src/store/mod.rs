@@ -16,6 +16,10 @@
 //!   pressure never evicts it before it expires; a write that could only succeed by
 //!   evicting one fails with `StoreError::Full`, and the previous value stays.
 //! - **Typed values.** What `set` stores comes back with the same `Value` kind.
+//! - **Retention** (a bounded store that evicts; Redis leaves it to its own policy): of
+//!   the entries it may evict it takes anonymous ones (`reserve`,
+//!   `Retention::Anonymous`) first, then cache entries, and written sessions
+//!   (`Retention::Session`) only when nothing else is left.
 //! - **Locks.** `lock_acquire` succeeds for exactly one of any number of concurrent
 //!   callers while the lock is free (absent or expired), and hands out a fencing number
 //!   strictly greater than every earlier one of that name in the same store, across
@@ -122,6 +126,20 @@ pub struct Hit {
     pub version: u64,
 }
 
+/// What an entry is to a store that must evict to make room: the order it gives entries
+/// up in, first to last. A lock is never evicted before it expires, whatever its class.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Retention {
+    /// A name claimed that holds nothing yet: a new session's id (`reserve`), a session
+    /// with no data (an anonymous visitor's). Losing one loses nothing but the name.
+    Anonymous,
+    /// An ordinary entry: `set`, `set_nx`, everything a cache holds.
+    #[default]
+    Cache,
+    /// A written session: a logged-in user, whom losing it logs out.
+    Session,
+}
+
 /// The outcome of `set_nx`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SetNx {
@@ -145,7 +163,13 @@ pub struct Stats {
     pub entries: u64,
     pub hits: u64,
     pub misses: u64,
+    /// Entries evicted for room, of every class: the sum of the three below.
     pub evictions: u64,
+    /// Evictions by `Retention`. Stores that do not tell classes apart (Redis) count
+    /// every eviction in `evictions` only.
+    pub evictions_anonymous: u64,
+    pub evictions_cache: u64,
+    pub evictions_session: u64,
     pub expirations: u64,
     pub repairs: u64,
     /// Shards found too damaged to repair and emptied (their entries dropped).
@@ -156,7 +180,7 @@ pub struct Stats {
 impl Stats {
     /// The counters by the names `Kv::stats()`, the CLI and the metrics show, with
     /// `memory_free` derived.
-    pub fn named(&self) -> [(&'static str, u64); 11] {
+    pub fn named(&self) -> [(&'static str, u64); 14] {
         [
             ("memory_size", self.memory_size),
             ("memory_used", self.memory_used),
@@ -168,6 +192,9 @@ impl Stats {
             ("hits", self.hits),
             ("misses", self.misses),
             ("evictions", self.evictions),
+            ("evictions_anonymous", self.evictions_anonymous),
+            ("evictions_cache", self.evictions_cache),
+            ("evictions_session", self.evictions_session),
             ("expirations", self.expirations),
             ("repairs", self.repairs),
             ("resets", self.resets),
@@ -239,6 +266,20 @@ pub trait Store: Send + Sync {
 
     fn exists(&self, key: &[u8]) -> Result<bool>;
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()>;
+    /// `set`, telling a store that must evict what the entry is (`Retention`): sessions
+    /// are written as `Session`, so that a flood of anonymous visitors or cache writes
+    /// never evicts a logged-in user's session while anything else could go. Stores that
+    /// leave eviction to a server's policy (Redis) need not override it.
+    fn set_with_retention(
+        &self,
+        key: &[u8],
+        value: Value<'_>,
+        ttl: Option<Duration>,
+        retention: Retention,
+    ) -> Result<()> {
+        let _ = retention;
+        self.set(key, value, ttl)
+    }
     /// Stores several values, in order, not as one atomic step: on an error the ones
     /// before it are stored. One `set` each here; a remote store does it in one round trip.
     fn set_many(&self, entries: &[(&[u8], Value<'_>)], ttl: Option<Duration>) -> Result<()> {
@@ -249,10 +290,11 @@ pub trait Store: Send + Sync {
     }
     /// Stores only if the key is absent, atomically. With a TTL the entry is a lock.
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx>;
-    /// `set_nx` for an ordinary entry that memory pressure may evict like any cache
-    /// entry: a reservation (a new session's id), never a lock, so that a flood of them
-    /// cannot push locks, sessions or `set()` out of a bounded store. Backends that never
-    /// pin an entry (Redis: its own eviction policy decides) need not override it.
+    /// `set_nx` for an entry that memory pressure evicts before any other
+    /// (`Retention::Anonymous`): a reservation (a new session's id), never a lock, so
+    /// that a flood of them cannot push locks, sessions, cache entries or `set()` out of
+    /// a bounded store. Backends that never pin an entry (Redis: its own eviction policy
+    /// decides) need not override it.
     fn reserve(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
         self.set_nx(key, value, ttl)
     }
@@ -307,9 +349,10 @@ pub trait Store: Send + Sync {
     ) -> Result<Option<(u64, Option<Hit>)>> {
         acquire_then_get(self, name, token, ttl, key, out)
     }
-    /// `lock_extend` of `name` to `lock_ttl`, and only when `token` still holds it, `set`
-    /// of `key`; returns whether it did both. On a remote store one atomic step: the
-    /// value is written only while the lock is ours.
+    /// `lock_extend` of `name` to `lock_ttl`, and only when `token` still holds it,
+    /// `set_with_retention` of `key`; returns whether it did both. On a remote store one
+    /// atomic step: the value is written only while the lock is ours.
+    #[allow(clippy::too_many_arguments)]
     fn set_if_locked(
         &self,
         name: &[u8],
@@ -318,8 +361,9 @@ pub trait Store: Send + Sync {
         key: &[u8],
         value: Value<'_>,
         ttl: Option<Duration>,
+        retention: Retention,
     ) -> Result<bool> {
-        extend_then_set(self, name, token, lock_ttl, key, value, ttl)
+        extend_then_set(self, name, token, lock_ttl, key, value, ttl, retention)
     }
     /// Waits for a turn at the lock `name`: true when a release handed this waiter its
     /// turn or the lock may be free (race for it with `lock_acquire`), false when
@@ -358,6 +402,7 @@ pub(crate) fn acquire_then_get<S: Store + ?Sized>(
 }
 
 /// `Store::set_if_locked` as two calls (see `acquire_then_get`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn extend_then_set<S: Store + ?Sized>(
     store: &S,
     name: &[u8],
@@ -366,11 +411,12 @@ pub(crate) fn extend_then_set<S: Store + ?Sized>(
     key: &[u8],
     value: Value<'_>,
     ttl: Option<Duration>,
+    retention: Retention,
 ) -> Result<bool> {
     if !store.lock_extend(name, token, lock_ttl)? {
         return Ok(false);
     }
-    store.set(key, value, ttl)?;
+    store.set_with_retention(key, value, ttl, retention)?;
     Ok(true)
 }
 

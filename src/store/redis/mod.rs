@@ -53,7 +53,7 @@ use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 
 use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
-use super::{Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
+use super::{Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value};
 use link::Link;
 use scripts::{Flavour, Publish};
 use target::Target;
@@ -660,6 +660,10 @@ impl Store for RedisStore {
             hits: field("keyspace_hits"),
             misses: field("keyspace_misses"),
             evictions: field("evicted_keys"),
+            // The server's policy evicts without telling what an entry was.
+            evictions_anonymous: 0,
+            evictions_cache: 0,
+            evictions_session: 0,
             expirations: field("expired_keys"),
             repairs: 0,
             resets: 0,
@@ -743,7 +747,8 @@ impl Store for RedisStore {
     }
 
     /// One script on a single server (on a cluster the two keys live on different
-    /// masters: the extend, then the SET).
+    /// masters: the extend, then the SET). The retention is the server's business (its
+    /// `maxmemory-policy`).
     fn set_if_locked(
         &self,
         name: &[u8],
@@ -752,9 +757,10 @@ impl Store for RedisStore {
         key: &[u8],
         value: Value<'_>,
         ttl: Option<Duration>,
+        retention: Retention,
     ) -> Result<bool> {
         if cfg!(feature = "broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
-            return super::extend_then_set(self, name, token, lock_ttl, key, value, ttl);
+            return super::extend_then_set(self, name, token, lock_ttl, key, value, ttl, retention);
         }
         let done: i64 = self.run(|c| {
             scripts::SET_IF_LOCKED

@@ -21,7 +21,9 @@ use super::constants::{SHARD_COUNT, WAIT_SLOTS};
 pub const MAGIC: u64 = u64::from_le_bytes(*b"EPHPMSHM");
 /// Bumped on any change to this file; a segment with another version is set aside once
 /// no process maps it (segment.rs).
-pub const LAYOUT_VERSION: u32 = 3;
+/// 4: entries carry their retention class (`FLAG_ANONYMOUS`, `FLAG_SESSION`), shard
+/// headers count evictions by class and evictable entries by class.
+pub const LAYOUT_VERSION: u32 = 4;
 
 pub const WAIT_TABLE_OFFSET: usize = 4096;
 pub const SHARDS_OFFSET: usize =
@@ -111,6 +113,13 @@ pub struct ShardHeader {
     pub expirations: u64,
     /// xorshift state for eviction sampling.
     pub rng: u64,
+    /// Evictions by the evicted entry's class (`CLASS_*`); `evictions` is their sum.
+    /// Kept across repairs, like the other counters.
+    pub evictions_by_class: [u64; CLASSES],
+    /// Entries in the index by class (`CLASS_*`), locks (pinned entries) not counted:
+    /// what eviction may take from each class. Derived, like `live`.
+    pub evictable: [u32; CLASSES],
+    pub _evictable_pad: u32,
     /// Bit c set when free list c may be non-empty.
     pub nonempty: [u64; BITMAP_WORDS],
     /// Heads of the free lists, one per size class (arena offsets, 0 = empty).
@@ -174,6 +183,39 @@ const _: () = assert!(ENTRY_HEADER == 56);
 pub const FLAG_COMPRESSED: u8 = 1;
 /// A lock (set_nx with a TTL): never evicted before it expires.
 pub const FLAG_PINNED: u8 = 2;
+/// Retention class anonymous (a reservation, an empty session): evicted first.
+pub const FLAG_ANONYMOUS: u8 = 4;
+/// Retention class session (a written session): evicted last. Neither this nor
+/// `FLAG_ANONYMOUS`: an ordinary cache entry.
+pub const FLAG_SESSION: u8 = 8;
+
+/// Retention classes, in the order eviction takes them (see `class_of`).
+pub const CLASS_ANONYMOUS: usize = 0;
+pub const CLASS_CACHE: usize = 1;
+pub const CLASS_SESSION: usize = 2;
+pub const CLASSES: usize = 3;
+
+/// The retention class an entry's flags say (a flag byte with both bits, which no
+/// write makes, counts as a session: keeping too much beats losing a login).
+pub const fn class_of(flags: u8) -> usize {
+    if flags & FLAG_SESSION != 0 {
+        CLASS_SESSION
+    } else if flags & FLAG_ANONYMOUS != 0 {
+        CLASS_ANONYMOUS
+    } else {
+        CLASS_CACHE
+    }
+}
+
+/// The class an indexed entry counts in `ShardHeader::evictable`: none for a lock, which
+/// is never evicted before it expires.
+pub const fn evictable_class(flags: u8) -> Option<usize> {
+    if flags & FLAG_PINNED != 0 {
+        None
+    } else {
+        Some(class_of(flags))
+    }
+}
 
 /// `EntryHeader::kind`.
 pub const KIND_STR: u8 = 0;

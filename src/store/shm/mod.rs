@@ -56,7 +56,9 @@ use tally::Tally;
 pub use userdir::euid;
 use wait::WaitTable;
 
-use super::{Fetched, Hit, KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value};
+use super::{
+    Fetched, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value,
+};
 use crate::codec;
 
 #[derive(Debug, thiserror::Error)]
@@ -237,12 +239,11 @@ impl ShmStore {
         })
     }
 
-    /// `set_nx`, the entry pinned (a lock: never evicted before it expires) or not.
-    fn add(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>, pin: bool) -> Result<SetNx> {
+    /// `set_nx`, with `flags` saying what the entry is: `FLAG_PINNED` (a lock: never
+    /// evicted before it expires), a retention class (`FLAG_ANONYMOUS`), or nothing.
+    fn add(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>, flags: u8) -> Result<SetNx> {
         self.encoded(value, |mut v| {
-            if pin {
-                v.flags |= FLAG_PINNED;
-            }
+            v.flags |= flags;
             let (mut g, hash) = self.locked(key)?;
             let mut now = LazyNow::new(&self.clock);
             let expires = now.deadline(ttl);
@@ -514,7 +515,25 @@ impl Store for ShmStore {
 
     /// Locking: the key's shard lock; wakes the key's waiters after releasing it.
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
-        self.encoded(value, |v| {
+        self.set_with_retention(key, value, ttl, Retention::Cache)
+    }
+
+    /// The class goes into the entry's flags, where eviction reads it (`shard.rs`).
+    ///
+    /// Locking: the key's shard lock; wakes the key's waiters after releasing it.
+    fn set_with_retention(
+        &self,
+        key: &[u8],
+        value: Value<'_>,
+        ttl: Option<Duration>,
+        retention: Retention,
+    ) -> Result<()> {
+        self.encoded(value, |mut v| {
+            v.flags |= match retention {
+                Retention::Anonymous => FLAG_ANONYMOUS,
+                Retention::Cache => 0,
+                Retention::Session => FLAG_SESSION,
+            };
             let (mut g, hash) = self.locked(key)?;
             let mut now = LazyNow::new(&self.clock);
             let expires = now.deadline(ttl);
@@ -531,12 +550,12 @@ impl Store for ShmStore {
             std::thread::yield_now();
             return self.set(key, value, ttl).map(|()| SetNx::Inserted);
         }
-        self.add(key, value, ttl, ttl.is_some())
+        self.add(key, value, ttl, if ttl.is_some() { FLAG_PINNED } else { 0 })
     }
 
     /// Locking: the key's shard lock; wakes the key's waiters when it inserts.
     fn reserve(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
-        self.add(key, value, ttl, false)
+        self.add(key, value, ttl, FLAG_ANONYMOUS)
     }
 
     /// Locking: the key's shard lock; wakes the key's waiters when it deletes.
@@ -650,6 +669,9 @@ impl Store for ShmStore {
             t.hits += st.hits;
             t.misses += st.misses;
             t.evictions += st.evictions;
+            t.evictions_anonymous += st.evictions_by_class[CLASS_ANONYMOUS];
+            t.evictions_cache += st.evictions_by_class[CLASS_CACHE];
+            t.evictions_session += st.evictions_by_class[CLASS_SESSION];
             t.expirations += st.expirations;
             t.repairs += st.repairs;
             t.resets += st.resets;

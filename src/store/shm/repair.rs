@@ -149,10 +149,26 @@ pub fn rebuild(h: &mut ShardHeader, a: Arena) -> Rebuilt {
         }
         off = next;
     }
+    h.evictable = count_evictable(h, a);
     h.seq = h.seq.max(max_seq + 1);
     h.needs_repair = 0;
     out.live = h.live;
     out
+}
+
+/// The indexed entries by retention class, locks not counted: what
+/// `ShardHeader::evictable` holds when it is right.
+fn count_evictable(h: &ShardHeader, a: Arena) -> [u32; CLASSES] {
+    let mut n = [0; CLASSES];
+    for pos in 0..h.index_slots {
+        let off = index::slot(h, a, pos) as u32;
+        if off != 0
+            && let Some(class) = evictable_class(a.u8(off + E_FLAGS))
+        {
+            n[class] += 1;
+        }
+    }
+    n
 }
 
 fn first_live(a: Arena) -> Option<u32> {
@@ -172,7 +188,8 @@ fn first_live(a: Arena) -> Option<u32> {
 /// - every LIVE block is a well-formed entry, indexed exactly once, at a slot whose tag
 ///   matches its hash, reachable by a probe for its key;
 /// - no PENDING block remains outside a write, and exactly one INDEX block exists;
-/// - the counters (`live`, `used`) match the walk; free lists hold only FREE blocks.
+/// - the counters (`live`, `used`, `evictable`) match the walk; free lists hold only
+///   FREE blocks.
 pub fn verify(h: &ShardHeader, a: Arena) -> Result<u32, String> {
     let mut off = ARENA_START;
     let (mut live, mut used, mut indexes) = (0u32, 0u64, 0);
@@ -217,6 +234,13 @@ pub fn verify(h: &ShardHeader, a: Arena) -> Result<u32, String> {
         return Err(format!(
             "counters say live={} used={}, walk says live={live} used={used}",
             h.live, h.used
+        ));
+    }
+    if h.evictable != count_evictable(h, a) {
+        return Err(format!(
+            "evictable entries by class: counters say {:?}, the index {:?}",
+            h.evictable,
+            count_evictable(h, a)
         ));
     }
     let filled = (0..h.index_slots)

@@ -84,6 +84,8 @@ pub struct ShardStats {
     pub expirations: u64,
     pub repairs: u64,
     pub resets: u64,
+    /// Evictions by the evicted entry's retention class (`CLASS_*`).
+    pub evictions_by_class: [u64; CLASSES],
 }
 
 /// This process's handle on one shard of the mapped segment.
@@ -412,6 +414,7 @@ impl Guard<'_> {
         let hash = self.a.u64(off + E_HASH);
         index::remove_at(self.h, self.a, pos);
         self.h.live -= 1;
+        self.count_evictable(off, false);
         alloc::free(self.h, self.a, off);
         self.changed(hash);
     }
@@ -534,6 +537,7 @@ impl Guard<'_> {
         match at {
             Probe::Found { pos, off: previous } => {
                 index::put(self.h, a, pos, hash, off);
+                self.count_evictable(previous, false);
                 alloc::free(self.h, a, previous);
             }
             Probe::Vacant { pos } => {
@@ -541,6 +545,7 @@ impl Guard<'_> {
                 self.h.live += 1;
             }
         }
+        self.count_evictable(off, true);
         self.changed(hash);
         Ok(seq)
     }
@@ -765,6 +770,7 @@ impl Guard<'_> {
             hits: self.h.hits,
             misses: self.h.misses,
             evictions: self.h.evictions,
+            evictions_by_class: self.h.evictions_by_class,
             expirations: self.h.expirations,
             repairs: self.h.repairs as u64,
             resets: self.h.resets as u64,
@@ -865,49 +871,85 @@ impl Guard<'_> {
         x
     }
 
-    /// Evicts the least recently used of a few sampled evictable entries. Returns the
-    /// bytes freed, or `None` when nothing in the shard may be evicted.
+    /// Evicts one entry of a sample: an expired one first, then one of the lowest
+    /// retention class (anonymous, cache, session), the least recently used of those.
+    /// Returns the bytes freed, or `None` when nothing in the shard may be evicted.
+    ///
+    /// The sample is `EVICTION_SAMPLE` entries of the lowest class the shard has any of
+    /// (`evictable`), so a session is never taken while an anonymous or cache entry
+    /// could go instead, however few of those are left among the sessions: the walk goes
+    /// on past entries of higher classes, at worst over the whole index.
     fn evict_one(&mut self, protect: u32, now: &mut LazyNow) -> Option<u64> {
         let slots = self.h.index_slots;
         let start = (self.next_random() % slots as u64) as u32;
-        let mut victim: Option<(u64, u32)> = None;
+        let enough = self.lowest_evictable_class() + 1;
+        let mut victim: Option<((usize, u64), u32, u32)> = None;
         let mut seen = 0;
         for i in 0..slots {
-            let off = index::slot(self.h, self.a, (start + i) & (slots - 1)) as u32;
+            let pos = (start + i) & (slots - 1);
+            let off = index::slot(self.h, self.a, pos) as u32;
             if off == 0 || off == protect {
                 continue;
             }
-            let expires = self.a.u64(off + E_EXPIRES);
-            let pinned = self.a.u8(off + E_FLAGS) & FLAG_PINNED != 0;
-            if pinned && !now.expired(expires) {
+            let Some(rank) = self.eviction_rank(off, now) else {
                 continue;
-            }
-            let atime = if now.expired(expires) {
-                0
-            } else {
-                self.a.u64(off + E_ATIME)
             };
-            if victim.is_none_or(|(t, _)| atime < t) {
-                victim = Some((atime, off));
+            if victim.is_none_or(|(best, ..)| rank < best) {
+                victim = Some((rank, pos, off));
             }
-            seen += 1;
-            if seen == EVICTION_SAMPLE {
-                break;
+            if rank.0 <= enough {
+                seen += 1;
+                if seen == EVICTION_SAMPLE {
+                    break;
+                }
             }
         }
-        let (_, off) = victim?;
-        let hash = self.a.u64(off + E_HASH);
-        let key = self
-            .a
-            .bytes(off + ENTRY_HEADER, self.a.u32(off + E_KEY_LEN))
-            .to_vec();
-        let Probe::Found { pos, .. } = index::probe(self.h, self.a, hash, &key) else {
-            return None;
-        };
+        let (_, pos, off) = victim?;
+        let class = class_of(self.a.u8(off + E_FLAGS));
         let bytes = self.a.block_size(off) as u64;
         self.remove(pos, off);
         self.h.evictions += 1;
+        self.h.evictions_by_class[class] += 1;
         Some(bytes)
+    }
+
+    /// Where the entry at `off` stands in line for eviction, lowest first: `(0, 0)` when
+    /// expired, else `(1 + its class, its last access)`; `None` for a lock that has not
+    /// expired, which is never evicted.
+    fn eviction_rank(&self, off: u32, now: &mut LazyNow) -> Option<(usize, u64)> {
+        let flags = self.a.u8(off + E_FLAGS);
+        if now.expired(self.a.u64(off + E_EXPIRES)) {
+            return Some((0, 0));
+        }
+        let class = evictable_class(flags)?;
+        if cfg!(feature = "lru-only-eviction") {
+            return Some((1, self.a.u64(off + E_ATIME)));
+        }
+        Some((1 + class, self.a.u64(off + E_ATIME)))
+    }
+
+    /// The lowest class with an entry eviction may take (the last, session, when the
+    /// shard holds nothing but locks: then only expired ones may go).
+    fn lowest_evictable_class(&self) -> usize {
+        self.h
+            .evictable
+            .iter()
+            .position(|&n| n > 0)
+            .unwrap_or(CLASS_SESSION)
+    }
+
+    /// Counts the entry at `off` into (`add`) or out of `evictable` as it enters or
+    /// leaves the index. Saturating: a count made wrong by a damaged shard only makes a
+    /// walk longer until the next repair recounts.
+    fn count_evictable(&mut self, off: u32, add: bool) {
+        if let Some(class) = evictable_class(self.a.u8(off + E_FLAGS)) {
+            let n = &mut self.h.evictable[class];
+            *n = if add {
+                n.saturating_add(1)
+            } else {
+                n.saturating_sub(1)
+            };
+        }
     }
 }
 
