@@ -493,6 +493,8 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
             evictions_anonymous: i.u64()?,
             evictions_cache: i.u64()?,
             evictions_session: i.u64()?,
+            // Not on the wire: a node's shards are its own host's business (`ephpm stores`).
+            shards_locked: 0,
         }),
         8 => {
             let n = i.u64()?.min(65_536);

@@ -175,12 +175,15 @@ pub struct Stats {
     /// Shards found too damaged to repair and emptied (their entries dropped).
     pub resets: u64,
     pub shards: u64,
+    /// Shards whose lock somebody held when the stats were read (shm): one that stays
+    /// locked across looks is a stopped or stuck process's.
+    pub shards_locked: u64,
 }
 
 impl Stats {
     /// The counters by the names `Kv::stats()`, the CLI and the metrics show, with
     /// `memory_free` derived.
-    pub fn named(&self) -> [(&'static str, u64); 14] {
+    pub fn named(&self) -> [(&'static str, u64); 15] {
         [
             ("memory_size", self.memory_size),
             ("memory_used", self.memory_used),
@@ -199,6 +202,7 @@ impl Stats {
             ("repairs", self.repairs),
             ("resets", self.resets),
             ("shards", self.shards),
+            ("shards_locked", self.shards_locked),
         ]
     }
 }

@@ -668,6 +668,7 @@ impl Store for RedisStore {
             repairs: 0,
             resets: 0,
             shards: per_master.len() as u64,
+            shards_locked: 0,
         })
     }
 

@@ -48,18 +48,10 @@ pub const MAX_SEGMENT_SIZE: u64 = 32 << 30;
 /// writes, and waiting its turn on the lock beats retrying.
 pub const OPTIMISTIC_ATTEMPTS: u32 = 3;
 
-/// Values up to this many bytes are read without the lock by `get`, which copies them to
-/// the caller's buffer anyway; larger ones take it. A read of this size copies for a few
-/// microseconds, long enough that any write to the same shard meanwhile would send it
-/// round again; under the lock it cannot lose.
-pub const OPTIMISTIC_MAX: usize = 64 * 1024;
-
-/// Values up to this many bytes are read without the lock by `read`, whose visitor the
-/// PHP layer has copy large strings straight into a new PHP string: a lock-free read must
-/// copy a value out before showing it, which for a large value costs more than the lock
-/// (measured: 10 KB through the lock-free path plus the PHP copy, 1.8-2.3× APCu; under the
-/// lock with one copy, 1.0×). The PHP layer's own direct-copy threshold (2 KiB).
-pub const OPTIMISTIC_VISIT_MAX: usize = 2048;
+/// The buffer a lock-free `read` copies a value into before showing it is kept for the
+/// next read up to this capacity, and given back after a larger value: a worker that read
+/// one 10 MB value once should not keep 10 MB for the rest of its life.
+pub const VISIT_COPY_KEEP: usize = 64 * 1024;
 
 /// Lock-free reads are counted per process and shard, and the counts added to the
 /// shard's `hits` and `misses` once this many have gathered (or when the process takes

@@ -47,7 +47,7 @@ use std::time::Duration;
 
 pub use clock::Clock;
 use clock::LazyNow;
-use constants::{OPTIMISTIC_MAX, OPTIMISTIC_VISIT_MAX, SHARD_BITS, SHARD_COUNT};
+use constants::{SHARD_BITS, SHARD_COUNT, VISIT_COPY_KEEP};
 use layout::*;
 use optimistic::{Found, Outcome};
 use segment::Mapping;
@@ -88,16 +88,18 @@ pub enum ShmError {
     #[error("ephpm.shm_size must be between 1M and 32G; got {0} bytes")]
     BadSize(u64),
     #[error(
-        "{first} and the next {more} names for this user's stores are taken by others (the first \
-         by uid {owner}): another user is squatting them; set ephpm.shm_dir to a directory only \
-         this user can write",
-        first = first.display(), more = tried - 1
+        "{path} is taken by uid {owner}, not a directory of this process's uid: another user \
+         is squatting this user's name for its stores; have it removed (by root), or set \
+         ephpm.shm_dir to a directory only root creates entries in (README: How the store works)",
+        path = path.display()
     )]
-    DirTaken {
-        first: PathBuf,
-        owner: u32,
-        tried: u32,
-    },
+    DirTaken { path: PathBuf, owner: u32 },
+    #[error(
+        "{path} (mode {mode:o}) lets other users rename or remove entries (writable by them, \
+         no sticky bit): set ephpm.shm_dir to a directory that does not",
+        path = path.display()
+    )]
+    UnsafeParent { path: PathBuf, mode: u32 },
     #[error(
         "{path} is in use by other processes but this build cannot read it ({why}); stop the \
          processes that use it (another ephpm version?) and it is replaced at the next open",
@@ -110,6 +112,12 @@ pub enum ShmError {
         path = path.display()
     )]
     InUse { path: PathBuf },
+    #[error(
+        "{path} is being made or checked by a process that has held its creation lock for \
+         10 s (is it stopped?)",
+        path = path.display()
+    )]
+    CreationHeld { path: PathBuf },
     #[error(
         "shard {shard}'s lock has been held by process {owner} for {held_ms} ms (is it stopped?)"
     )]
@@ -151,7 +159,7 @@ impl ShmOptions {
         }
     }
 
-    /// `<dir>/ephpm-<euid>[-N]/<name>`, the user's private directory made if needed: the
+    /// `<dir>/ephpm-<euid>/<name>`, the user's private directory made if needed: the
     /// effective uid scopes a store to one Unix user (see `userdir.rs`).
     pub fn path(&self) -> std::result::Result<PathBuf, ShmError> {
         let dir = userdir::find(&self.dir, true)?
@@ -298,18 +306,18 @@ impl ShmStore {
         }
     }
 
-    /// A get without the lock (`optimistic.rs`), of a value of at most `max` bytes (string
-    /// ones into `out`), counted in the shard's tally; `None` when it needs the lock.
+    /// A get without the lock (`optimistic.rs`), string-like values into `out` (unpacked),
+    /// counted in the shard's tally; `None` when it needs the lock.
     ///
     /// Locking: none; once every `TALLY_FLUSH` reads a try-lock of the shard, to pay its
     /// tally (`tally.rs`).
     #[inline]
-    fn read_optimistic(&self, key: &[u8], out: &mut Vec<u8>, max: usize) -> Option<Option<Hit>> {
+    fn read_optimistic(&self, key: &[u8], out: &mut Vec<u8>) -> Option<Option<Hit>> {
         let hash = hash_key(key);
         let i = shard_of(hash);
         let mut now = LazyNow::new(&self.clock);
         let mut f = Found::default();
-        let hit = match self.shards[i].read_optimistic(hash, key, &mut now, &mut f, out, max) {
+        let hit = match self.shards[i].read_optimistic(hash, key, &mut now, &mut f, out) {
             Outcome::Hit => true,
             Outcome::Miss => false,
             Outcome::Locked => return None,
@@ -324,6 +332,11 @@ impl ShmStore {
         }
         if !hit {
             return Some(None);
+        }
+        if let Some(raw_len) = f.unpacked_len {
+            // A whole copy (the read checked it) of a value we packed: corrupt only if the
+            // segment was scribbled on, which the locked path then reports as damage.
+            *out = codec::decompress(out, raw_len as usize)?;
         }
         let value = match f.kind {
             KIND_STR => Fetched::Str,
@@ -443,8 +456,8 @@ impl ShmStore {
 }
 
 thread_local! {
-    /// Where `read` copies a value it reads without the lock before showing it (at most
-    /// `OPTIMISTIC_VISIT_MAX` bytes, so it stays small).
+    /// Where `read` copies a value it reads without the lock before showing it; given back
+    /// to the allocator after a value of more than `VISIT_COPY_KEEP` bytes.
     static VISIT_COPY: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
@@ -472,21 +485,25 @@ fn full(f: shard::Full) -> StoreError {
 }
 
 impl Store for ShmStore {
-    /// Locking: none for a value of up to `OPTIMISTIC_VISIT_MAX` bytes, read as `get`
-    /// reads it and shown to `visit` from a copy; else the key's shard lock, held while
-    /// `visit` runs (a compressed value is decompressed under it first). Wakes nobody,
-    /// except the waiters of an expired entry a locked read reclaims.
+    /// Locking: none: the value is read as `get` reads it and shown to `visit` from a copy
+    /// (a read that held the lock while `visit` ran could be stopped there, and hold the
+    /// shard's writers). The key's shard lock only when the lock-free read cannot be
+    /// done (see `get`); then held while `visit` runs. Wakes nobody, except the waiters
+    /// of an expired entry a locked read reclaims.
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         let shown = VISIT_COPY.with(|copy| {
             let mut buf = copy.take();
             let shown = self
-                .read_optimistic(key, &mut buf, OPTIMISTIC_VISIT_MAX)
+                .read_optimistic(key, &mut buf)
                 .map(|hit| {
                     hit.map(|h| {
                         visit(h.value.with(&buf));
                         h.version
                     })
                 });
+            if buf.capacity() > VISIT_COPY_KEEP {
+                buf = Vec::new();
+            }
             copy.replace(buf);
             shown
         });
@@ -496,12 +513,13 @@ impl Store for ShmStore {
         }
     }
 
-    /// Locking: none in the common case: the value is read without the lock and checked
-    /// against the shard's read sequence (`optimistic.rs`); a shard being written, a
-    /// compressed or large value take the key's shard lock as `read` does. Writes nothing
+    /// Locking: none in the common case, for values of any size: the value is read
+    /// without the lock and checked against the shard's read sequence (`optimistic.rs`);
+    /// a shard being written (or left mid-write by a dead holder), or one written to on
+    /// every try, take the key's shard lock. Writes nothing
     /// shared except, once every `TALLY_FLUSH` reads, the counters (`tally.rs`).
     fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
-        match self.read_optimistic(key, out, OPTIMISTIC_MAX) {
+        match self.read_optimistic(key, out) {
             Some(hit) => Ok(hit),
             None => self.get_locked(key, out),
         }
@@ -653,7 +671,9 @@ impl Store for ShmStore {
         })
     }
 
-    /// Locking: every shard lock in turn, one at a time.
+    /// Locking: none (`Shard::stats`): a stopped lock holder never holds up the status
+    /// page or the metrics. This process's unpaid lock-free reads are paid first into the
+    /// shards whose lock is free right now.
     fn stats(&self) -> Result<Stats> {
         let mut t = Stats {
             memory_size: self.size,
@@ -661,9 +681,10 @@ impl Store for ShmStore {
             ..Stats::default()
         };
         for (i, s) in self.shards.iter().enumerate() {
-            let mut g = s.lock(self.wait)?;
-            self.settle(i, &mut g);
-            let st = g.stats();
+            if self.tallies[i].owes() {
+                self.settle_if_free(i);
+            }
+            let st = s.stats();
             t.memory_used += st.used;
             t.entries += st.entries;
             t.hits += st.hits;
@@ -675,6 +696,7 @@ impl Store for ShmStore {
             t.expirations += st.expirations;
             t.repairs += st.repairs;
             t.resets += st.resets;
+            t.shards_locked += u64::from(st.locked);
         }
         Ok(t)
     }

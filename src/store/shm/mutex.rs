@@ -11,8 +11,9 @@
 //! this user's rights, a bug) names an owner that never held it, and a plain
 //! `pthread_mutex_lock` would wait for it forever. So [`lock`] never blocks unbounded:
 //! it waits in slices of `SLICE`, and after each one looks at the owner the lock word
-//! names. An owner that is gone, is not a process mapping this segment, or is ourselves
-//! (guards never nest) is not a holder: the mutex is [`recover`]ed — initialised afresh,
+//! names. An owner shown to be gone, shown not to map this segment, or ourselves (guards
+//! never nest) is not a holder — one whose /proc we may not read (a php-fpm worker, not
+//! dumpable) is taken as one (see [`is_holder`]): the mutex is [`recover`]ed — initialised afresh,
 //! its waiters woken — under a per-shard recovery lock so that exactly one process does
 //! it, and the shard is marked for repair. A live holder that keeps it past `MAX_HOLD`
 //! (a stopped process) is an error, never an endless wait.
@@ -202,6 +203,16 @@ pub unsafe fn recover(
     Ok(())
 }
 
+/// Whether somebody holds the mutex right now (its lock word names an owner), read
+/// without taking it: what `stats()` shows of a shard.
+///
+/// # Safety
+/// `m` points to a live mutex.
+pub unsafe fn is_locked(m: *mut libc::pthread_mutex_t) -> bool {
+    // SAFETY: forwarded to the caller.
+    unsafe { lock_word(m) }.load(Ordering::Relaxed) & TID_MASK != 0
+}
+
 /// The mutex's lock word (glibc: `__data.__lock`, its first field; for a robust mutex
 /// the owner's tid with the waiters and owner-died bits).
 ///
@@ -257,21 +268,47 @@ unsafe fn kind_is_ours(m: *mut libc::pthread_mutex_t) -> bool {
     ours == 0 || kind.load(Ordering::Relaxed) == ours
 }
 
-/// Whether thread `tid` is a real holder: alive, and in a process that maps the segment.
-/// Our own thread never is (guards never nest, so it cannot hold a shard it waits for).
+/// Whether thread `tid` may be a real holder. Dead only on evidence: the answer is `false`
+/// only when the kernel says so — no such thread (its robust list was walked at its exit,
+/// so a mutex it held would read owner-died, not its tid), or a maps file we could read
+/// that does not map the segment (a holder maps it for as long as it holds). Anything
+/// else, and above all a maps file we may not read, means "may be holding": php-fpm
+/// workers switch user without exec and so are not dumpable, and their own user's other
+/// processes get EACCES on their /proc files while they live and hold locks. Taking
+/// such a holder for dead would make a second holder (and crash the first when it
+/// resumes); waiting for it costs at most `MAX_HOLD` and an error.
+/// Our own thread never is a holder (guards never nest, so it cannot hold a shard it
+/// waits for).
 fn is_holder(tid: i32, seg: Segment) -> bool {
     // SAFETY: gettid has no preconditions.
     if tid == unsafe { libc::gettid() } {
         return false;
     }
-    // /proc/<tid>/maps works for any thread id; a process of another user (unreadable)
-    // or one that does not map the segment's inode cannot hold its lock.
-    let Ok(maps) = std::fs::read_to_string(format!("/proc/{tid}/maps")) else {
-        return false;
-    };
-    let ino = seg.ino.to_string();
-    maps.lines()
-        .any(|l| l.split_ascii_whitespace().nth(4) == Some(ino.as_str()))
+    if cfg!(feature = "unreadable-is-dead") {
+        return maps_inode(tid, seg.ino) == Some(true); // the demonstration: the old rule
+    }
+    maps_inode(tid, seg.ino) != Some(false)
+}
+
+/// Whether thread `tid` maps inode `ino`: `Some(false)` only on evidence (the thread does
+/// not exist, or its maps were read and do not name the inode), `None` when it cannot be
+/// told (the maps file is not ours to read).
+fn maps_inode(tid: i32, ino: u64) -> Option<bool> {
+    // /proc/<tid>/maps works for any thread id, not only a process's first.
+    match std::fs::read_to_string(format!("/proc/{tid}/maps")) {
+        Ok(maps) => {
+            let ino = ino.to_string();
+            Some(
+                maps.lines()
+                    .any(|l| l.split_ascii_whitespace().nth(4) == Some(ino.as_str())),
+            )
+        }
+        // Gone (ENOENT), or exited between the open and the read (ESRCH).
+        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => {
+            Some(false)
+        }
+        Err(_) => None,
+    }
 }
 
 /// An absolute CLOCK_REALTIME deadline `d` from now, as pthread_mutex_timedlock wants.

@@ -15,10 +15,15 @@
 //! Equal readings around the reads mean no lock holder changed the shard in between (it
 //! would have moved the counter), so what was read is one consistent state: the answer is
 //! returned. Anything else is thrown away: a changed counter is retried a few times, and an
-//! odd counter, a shard marked for repair, a compressed or large value, or any read that
-//! does not make sense (an offset out of bounds, an index with no empty slot) goes to the
-//! locked path, which recovers and repairs what needs it — a reader never spins on a
-//! counter a dead writer left odd.
+//! odd counter, a shard marked for repair, or any read that does not make sense (an
+//! offset out of bounds, an index with no empty slot) goes to the locked path, which
+//! recovers and repairs what needs it — a reader never spins on a counter a dead writer
+//! left odd.
+//!
+//! Values of every size are read here, compressed ones too (their bytes are copied as
+//! stored and unpacked by the caller once the copy is known to be whole): a read that
+//! held the shard lock while it copied could be stopped there (SIGSTOP, a debugger) and
+//! hold every writer of the shard, and `stats()`, for as long as it stays stopped.
 //!
 //! Memory orders follow Boehm's "Can seqlocks get along with programming language memory
 //! models?" (2012): the writer stores the odd counter, then a Release fence, then the data
@@ -57,6 +62,8 @@ pub struct Found {
     pub version: u64,
     /// The index slot that led to the entry (for the LRU's sampled touch, `tally.rs`).
     pub slot: u64,
+    /// `Some(n)`: the bytes in the caller's buffer are lz4-packed, `n` bytes unpacked.
+    pub unpacked_len: Option<u32>,
 }
 
 /// One try's end: an answer, or "the counter moved, try again".
@@ -66,8 +73,8 @@ enum Try {
 }
 
 /// Reads `r.key` from the shard at `h` without taking its lock. A hit is described in
-/// `found`, a string-like value's bytes in `out`; a value of more than `r.max` bytes is
-/// left to the lock.
+/// `found`, a string-like value's bytes in `out` (as stored: packed when
+/// `found.unpacked_len` says so).
 ///
 /// # Safety
 /// - `h` points to the shard's header in a live mapping, and `a` is that shard's arena.
@@ -95,8 +102,6 @@ pub struct Request<'k> {
     /// `shard::hash_key(key)`.
     pub hash: u64,
     pub key: &'k [u8],
-    /// The largest value read without the lock.
-    pub max: usize,
 }
 
 /// The header words a reader needs, read atomically.
@@ -218,24 +223,24 @@ fn entry(
             a.racy_u32(off + E_STORED_LEN)?,
             a.racy_u8(off + E_KIND)?,
             a.racy_u8(off + E_FLAGS)?,
+            a.racy_u32(off + E_RAW_LEN)?,
         ))
     })();
     // The header is trusted only once the counter says it is from one state.
     if !h.unchanged(seen) {
         return Try::Changed;
     }
-    let Some((expires, version, stored, kind, flags)) = fields else {
+    let Some((expires, version, stored, kind, flags, raw_len)) = fields else {
         return Try::Done(Outcome::Locked);
     };
     if now.expired(expires) {
         return Try::Done(Outcome::Miss);
     }
-    if flags & FLAG_COMPRESSED != 0 || stored as usize > r.max {
-        return Try::Done(Outcome::Locked);
-    }
+    let packed = flags & FLAG_COMPRESSED != 0;
     let at = (ENTRY_HEADER + r.key.len() as u32).next_multiple_of(8) + off;
     let read = match kind {
         KIND_STR | KIND_SERIALIZED => a.racy_copy(at, stored, out),
+        _ if packed => None,
         KIND_INT | KIND_FLOAT if stored == 8 => a.racy_u64(at).map(|n| found.word = n),
         KIND_FALSE | KIND_TRUE | KIND_NULL => Some(()),
         _ => None,
@@ -248,5 +253,6 @@ fn entry(
     }
     found.kind = kind;
     found.version = version;
+    found.unpacked_len = packed.then_some(raw_len);
     Try::Done(Outcome::Hit)
 }

@@ -31,7 +31,7 @@ use std::sync::atomic::Ordering;
 use super::ShmError;
 use super::constants::{MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, SHARD_COUNT};
 use super::layout::{LAYOUT_VERSION, MAGIC, SHARDS_OFFSET, SegmentHeader};
-use super::mutex::Segment;
+use super::mutex::{MAX_HOLD, Segment};
 use super::shard::Shard;
 use super::userdir::euid;
 
@@ -142,6 +142,29 @@ fn flock(file: &File, op: libc::c_int) -> Result<(), ShmError> {
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(ShmError::Os("flock", e));
         }
+    }
+}
+
+/// Takes the creation flock, waiting at most `MAX_HOLD`: its holder checks or makes the
+/// segment in milliseconds (a 2 GiB fallocate included), so one that keeps it longer is
+/// stopped (SIGSTOP, a debugger) and the opener fails with an error naming the file,
+/// rather than hang as a blocking flock would for as long as the holder stays stopped.
+/// A dead holder's flock is gone with it. Polled, not blocked on: the lock is only ever
+/// contended while processes start together, for the microseconds of a header check.
+fn flock_exclusive(file: &File, path: &Path) -> Result<(), ShmError> {
+    let start = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_micros(500);
+    loop {
+        match flock(file, libc::LOCK_EX | libc::LOCK_NB) {
+            Ok(()) => return Ok(()),
+            Err(ShmError::Os(_, e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        if start.elapsed() >= MAX_HOLD {
+            return Err(ShmError::CreationHeld { path: path.into() });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(std::time::Duration::from_millis(20));
     }
 }
 
@@ -264,7 +287,7 @@ pub fn remove_unused(path: &Path) -> Result<bool, ShmError> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(file_error(path, "open", e)),
     };
-    flock(&file, libc::LOCK_EX)?;
+    flock_exclusive(&file, path)?;
     if in_use(path)? {
         return Err(ShmError::InUse { path: path.into() });
     }
@@ -293,7 +316,7 @@ pub fn open(
             .custom_flags(libc::O_NOFOLLOW)
             .open(path)
             .map_err(|e| file_error(path, "open", e))?;
-        flock(&file, libc::LOCK_EX)?;
+        flock_exclusive(&file, path)?;
         let meta = file.metadata().map_err(|e| file_error(path, "fstat", e))?;
         match std::fs::symlink_metadata(path) {
             Ok(now) if now.ino() == meta.ino() && now.dev() == meta.dev() => {}

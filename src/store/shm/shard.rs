@@ -8,9 +8,11 @@
 //! first change to either, an operation calls `Guard::begin_write`, which makes the
 //! shard's `read_seq` odd; the guard makes it even again as it unlocks (not after a panic:
 //! then the next locker's repair does). What readers never look at (an entry's `atime`,
-//! the counters, `tick`, `rng`) changes without it, so a locked read disturbs nobody.
+//! the counters, `tick`, `rng`, blocks that are free or being filled) changes without it,
+//! so a locked read disturbs nobody, and a large value is copied in with readers still
+//! reading.
 
-use std::sync::atomic::{Ordering, fence};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -73,7 +75,7 @@ pub enum IncrError {
     Full(Full),
 }
 
-/// A shard's counters, read under its lock.
+/// A shard's counters, read without its lock (`Shard::stats`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct ShardStats {
     pub used: u64,
@@ -86,6 +88,8 @@ pub struct ShardStats {
     pub resets: u64,
     /// Evictions by the evicted entry's retention class (`CLASS_*`).
     pub evictions_by_class: [u64; CLASSES],
+    /// Whether somebody holds the shard's lock right now.
+    pub locked: bool,
 }
 
 /// This process's handle on one shard of the mapped segment.
@@ -200,8 +204,8 @@ impl Shard {
     }
 
     /// Reads `key` without the lock (see `optimistic.rs`): a hit's entry in `found`, a
-    /// string-like value in `out`. `Outcome::Locked` when this read needs the lock (a value
-    /// of more than `max` bytes among other reasons).
+    /// string-like value in `out` (as stored). `Outcome::Locked` when this read needs the
+    /// lock.
     ///
     /// Locking: none; writes nothing shared.
     #[inline]
@@ -212,12 +216,41 @@ impl Shard {
         now: &mut LazyNow,
         found: &mut Found,
         out: &mut Vec<u8>,
-        max: usize,
     ) -> Outcome {
-        let r = Request { hash, key, max };
+        let r = Request { hash, key };
         // SAFETY: the header and its arena live in the mapping for our lifetime
         // (Shard::new).
         unsafe { optimistic::read(self.header, self.arena, &r, now, found, out) }
+    }
+
+    /// The shard's counters, each read whole without the lock (so a stopped lock holder
+    /// never holds up `stats()`, the status page or the metrics): the set may be a moment
+    /// apart from one state, which counters tolerate.
+    ///
+    /// Locking: none; writes nothing.
+    pub fn stats(&self) -> ShardStats {
+        let h = self.header;
+        // SAFETY: the fields are aligned words of the live header (Shard::new); the lock
+        // holder writes them with plain stores, which atomic loads tolerate (Arena's racy
+        // reads' doc), and each load sees a whole value.
+        unsafe {
+            let u64_at = |p: *mut u64| AtomicU64::from_ptr(p).load(Ordering::Relaxed);
+            let u32_at = |p: *mut u32| u64::from(AtomicU32::from_ptr(p).load(Ordering::Relaxed));
+            ShardStats {
+                used: u64_at(&raw mut (*h).used),
+                entries: u32_at(&raw mut (*h).live),
+                hits: u64_at(&raw mut (*h).hits),
+                misses: u64_at(&raw mut (*h).misses),
+                evictions: u64_at(&raw mut (*h).evictions),
+                evictions_by_class: std::array::from_fn(|c| {
+                    u64_at(&raw mut (*h).evictions_by_class[c])
+                }),
+                expirations: u64_at(&raw mut (*h).expirations),
+                repairs: u32_at(&raw mut (*h).repairs),
+                resets: u32_at(&raw mut (*h).resets),
+                locked: mutex::is_locked(&raw mut (*h).mutex),
+            }
+        }
     }
 
     fn mutex(&self) -> *mut libc::pthread_mutex_t {
@@ -494,7 +527,11 @@ impl Guard<'_> {
         at: Probe,
         now: &mut LazyNow,
     ) -> Result<u64, Full> {
-        self.begin_write();
+        // No `begin_write` yet: the entry is written into a block that was free, which no
+        // lock-free reader reaches (it follows the index, unchanged until the entry is
+        // linked in below). So a writer stopped while it copies a large value holds off
+        // other writers of the shard, never its readers. Whatever changes the index on the
+        // way (evicting, reclaiming, growing it) begins the write itself.
         let old = match at {
             Probe::Found { off, .. } => Some(off),
             Probe::Vacant { .. } => None,
@@ -529,6 +566,7 @@ impl Guard<'_> {
         // The entry exists from here on; until the old one is freed, repair prefers the
         // newer seq.
         a.set_state(off, LIVE);
+        self.begin_write();
         let at = if (self.h.index_off, self.h.live) == before {
             at
         } else {
@@ -763,20 +801,6 @@ impl Guard<'_> {
         }
     }
 
-    pub fn stats(&self) -> ShardStats {
-        ShardStats {
-            used: self.h.used,
-            entries: self.h.live as u64,
-            hits: self.h.hits,
-            misses: self.h.misses,
-            evictions: self.h.evictions,
-            evictions_by_class: self.h.evictions_by_class,
-            expirations: self.h.expirations,
-            repairs: self.h.repairs as u64,
-            resets: self.h.resets as u64,
-        }
-    }
-
     /// Checks the shard's invariants (see `repair::verify`), and that lock-free readers
     /// are not held off by a write that nobody is doing (`read_seq` even).
     pub fn verify(&self) -> Result<u32, String> {
@@ -799,6 +823,7 @@ impl Guard<'_> {
         };
         let size = alloc::block_size_for(need).ok_or(full)?;
         let off = self.alloc_or_evict(size, 0, now)?;
+        self.begin_write();
         index::format(self.a, off, slots);
         let old = index::migrate(self.h, self.a, off, slots);
         alloc::free(self.h, self.a, old);
