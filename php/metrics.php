@@ -9,12 +9,13 @@ declare(strict_types=1);
 require __DIR__ . '/autoload.php';
 
 use Ephpm\Operator\Access;
+use Ephpm\Operator\Headers;
 use Ephpm\Operator\Metrics;
 use Ephpm\Operator\Snapshot;
 
+Headers::send();
 if (Access::configured(__DIR__ . '/status.conf.php')->refuse()) {
     return;
 }
 header('Content-Type: ' . Metrics::CONTENT_TYPE);
-header('Cache-Control: no-store');
 echo (new Metrics())->render(Snapshot::ofConfiguredStore());

@@ -10,9 +10,11 @@ declare(strict_types=1);
 require __DIR__ . '/autoload.php';
 
 use Ephpm\Operator\Access;
+use Ephpm\Operator\Headers;
 use Ephpm\Operator\Snapshot;
 use Ephpm\Operator\StatusPage;
 
+Headers::send();
 if (Access::configured(__DIR__ . '/status.conf.php')->refuse()) {
     return;
 }

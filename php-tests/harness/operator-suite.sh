@@ -4,7 +4,8 @@
 # php-fpm behind nginx and opened in headless Chromium (its numbers are Kv::stats()'s, no
 # console error, a screenshot in target/status-page.png (and docs/status-page.png, the
 # README's, when missing or with UPDATE_SCREENSHOT=1), refused without the
-# allowlist or the password), and the metrics endpoint parsed by Python's
+# allowlist or the password, off with a 500 for an allowlist entry that is not exactly
+# an address or CIDR block, never framed), and the metrics endpoint parsed by Python's
 # prometheus_client (installed into target/pyenv if missing) with the same numbers.
 #   php-tests/harness/operator-suite.sh path/to/ephpm.so
 set -u
@@ -182,6 +183,37 @@ CONF
         "$(fcgi pw status.php) $(fcgi pw status.php HTTP_AUTHORIZATION="Basic $(printf 'x:nope' | base64)") $(fcgi pw metrics.php HTTP_AUTHORIZATION="Basic $(printf 'ops:s3cret' | base64)")"
     check "the 401 asks for Basic credentials" yes \
         "$(env SCRIPT_FILENAME="$root/php/status.php" REQUEST_METHOD=GET REMOTE_ADDR=127.0.0.1 cgi-fcgi -bind -connect "$tmp/pw.sock" 2>/dev/null | grep -q '^WWW-Authenticate: Basic' && echo yes)"
+
+    # The allowlist is strict: an entry that is not exactly an address or ADDRESS/BITS in
+    # range turns both pages off (500, the entry named in the body and in PHP's error log,
+    # which FastCGI carries on its stderr), never a wider rule than was written. The first
+    # seven are issue 24's, byte for byte: each was a /0 or was dropped.
+    fcgi_all() { # fcgi_all POOL SCRIPT [ENV...] -> the whole answer; FastCGI's stderr in $tmp/fcgi.err
+        env SCRIPT_FILENAME="$root/php/$2" SCRIPT_NAME="/$2" REQUEST_METHOD=GET REMOTE_ADDR=127.0.0.1 "${@:3}" \
+            cgi-fcgi -bind -connect "$tmp/$1.sock" 2>"$tmp/fcgi.err"
+    }
+    for entry in '10.0.0.0/' '10.0.0.0/ 8' '10.0.0.0/abc' '10.0.0.0/-1' 'localhost' '*' '10.0.0.0/8;192.168.0.0/16' \
+        '::1/129' '10.0.0.0/33' '::ffff:10.0.0.0/95'; do
+        named="\"${entry%% *}\""
+        for script in status.php metrics.php; do
+            fcgi_all off "$script" "EPHPM_STATUS_ALLOW=$entry" REMOTE_ADDR=127.0.0.2 >"$tmp/answer"
+            check "EPHPM_STATUS_ALLOW=[$entry], $script from 127.0.0.2: 500, $named named in the body and the error log" \
+                "500 yes yes" \
+                "$(sed -n 's/^Status: \([0-9]*\).*/\1/p' "$tmp/answer") $(grep -qF "$named" "$tmp/answer" && echo yes) $(grep -F 'PHP message: ephpm: EPHPM_STATUS_ALLOW' "$tmp/fcgi.err" | grep -qF "$named" && echo yes)"
+        done
+    done
+    allowed() { # allowed LIST ADDRESS -> the status page's code (200 when FPM sends none)
+        local code; code=$(fcgi off status.php "EPHPM_STATUS_ALLOW=$1" "REMOTE_ADDR=$2"); echo "${code:-200}"
+    }
+    check "a valid allowlist lets in what it names and nothing else" "200 403 200 403 200 200 403" \
+        "$(allowed '10.0.0.0/8, 127.0.0.2' 127.0.0.2) $(allowed '10.0.0.0/8, 127.0.0.2' 127.0.0.3) $(allowed '127.0.0.0/30' 127.0.0.3) $(allowed '127.0.0.0/30' 127.0.0.4) $(allowed '::ffff:127.0.0.0/104' 127.0.0.9) $(allowed ' ::1 ,, ' ::1) $(allowed '::1' 127.0.0.1)"
+
+    # Neither page may be framed by another site, nor sniffed as another type; refusals too.
+    for path in status.php metrics.php off/status.php off/metrics.php; do
+        curl -s -o /dev/null -D "$tmp/head" "$url/$path"
+        check "$path: CSP frame-ancestors 'none', X-Frame-Options: DENY, X-Content-Type-Options: nosniff" "yes yes yes" \
+            "$(grep -qi "^Content-Security-Policy:.*frame-ancestors 'none'" "$tmp/head" && echo yes) $(grep -qi '^X-Frame-Options: DENY' "$tmp/head" && echo yes) $(grep -qi '^X-Content-Type-Options: nosniff' "$tmp/head" && echo yes)"
+    done
 
     chrome=(chromium --headless=new --no-sandbox --disable-gpu --user-data-dir="$tmp/chrome" --enable-logging=stderr --v=0)
     "${chrome[@]}" --dump-dom "$url/status.php" >"$tmp/dom.html" 2>"$tmp/chrome.log"

@@ -15,14 +15,14 @@ final class StatusPage
     /** Prefixes shown; the rest are summed in one row. */
     public const PREFIXES_SHOWN = 20;
 
-    /** The headers the page needs: never cached, and nothing it could load from outside. */
+    /**
+     * The page's headers, over Headers::send()'s: its type, and a CSP that allows only
+     * its inline CSS and data: images (still nothing from outside, and no framing).
+     */
     public static function headers(): void
     {
         header('Content-Type: text/html; charset=utf-8');
-        header('Cache-Control: no-store');
-        header("Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-        header('X-Content-Type-Options: nosniff');
-        header('Referrer-Policy: no-referrer');
+        header('Content-Security-Policy: ' . Headers::CSP . "; style-src 'unsafe-inline'; img-src data:");
     }
 
     public function render(Snapshot $s): string
