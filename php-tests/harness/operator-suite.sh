@@ -6,7 +6,8 @@
 # README's, when missing or with UPDATE_SCREENSHOT=1), refused without the
 # allowlist or the password, off with a 500 for an allowlist entry that is not exactly
 # an address or CIDR block, never framed), and the metrics endpoint parsed by Python's
-# prometheus_client (installed into target/pyenv if missing) with the same numbers.
+# prometheus_client (installed into target/pyenv if missing) with the same numbers, and
+# key prefixes that are not UTF-8 or carry escapes as valid labels.
 #   php-tests/harness/operator-suite.sh path/to/ephpm.so
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -276,6 +277,9 @@ PY
     if ! "$py" -c 'import prometheus_client' 2>/dev/null; then
         skip "prometheus_client cannot be installed into target/pyenv ($(tail -1 "$tmp/pip.log")): the metrics are not parsed"
     else
+        # Key prefixes any client may choose (a session id from a cookie, a cache key):
+        # invalid UTF-8, and a quote, a backslash, a newline and an escape.
+        php_ '$kv = new Ephpm\Kv(); $kv->set("evil\xff\xfe:1", 1); $kv->set("ev\"il\\x\n\x1b[2J:1", 1);'
         curl -s -D "$tmp/metrics.head" "$url/metrics.php" >"$tmp/metrics.txt"
         stats=$(kvstats)
         check "metrics: Prometheus' content type" "text/plain; version=0.0.4; charset=utf-8" \
@@ -298,6 +302,9 @@ PY
         check "metrics: every number is Kv::stats()'s (counters typed counter)" "$want" "$got"
         check "metrics: locks held, sessions, entries of prefix page" "1 1 5" \
             "$(metric gauge 'ephpm_locks_held{}') $(metric gauge 'ephpm_sessions{}') $(metric gauge 'ephpm_prefix_entries{prefix=page}')"
+        check "metrics: the scrape is UTF-8; hostile prefixes are series of their own, bytes as \\xNN, a backslash doubled" \
+            "yes 1 1" \
+            "$(python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$tmp/metrics.txt" && echo yes) $(grep -cxF 'gauge ephpm_prefix_entries{prefix=evil\xff\xfe} 1' "$tmp/metrics.parsed") $(grep -cxF 'gauge ephpm_prefix_entries{prefix=ev"il\\x\x0a\x1b[2J} 1' "$tmp/metrics.parsed")"
     fi
 fi
 

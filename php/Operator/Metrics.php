@@ -18,6 +18,16 @@ final class Metrics
     /** Prefixes exported as labels, most keys first: bounded, since each is a series. */
     public const PREFIXES_EXPORTED = 50;
 
+    /**
+     * Runs of text a label may carry as it is: printable ASCII but the backslash, and
+     * well-formed UTF-8 sequences but the C1 controls (U+0080-U+009F); else one byte.
+     */
+    private const LABEL_TEXT = '/[\x20-\x5b\x5d-\x7e]+'
+        . '|(?:\xc2[\xa0-\xbf]|[\xc3-\xdf][\x80-\xbf]|\xe0[\xa0-\xbf][\x80-\xbf]'
+        . '|[\xe1-\xec\xee\xef][\x80-\xbf]{2}|\xed[\x80-\x9f][\x80-\xbf]'
+        . '|\xf0[\x90-\xbf][\x80-\xbf]{2}|[\xf1-\xf3][\x80-\xbf]{3}|\xf4[\x80-\x8f][\x80-\xbf]{2})+'
+        . '|(.)/s';
+
     public function render(Snapshot $s): string
     {
         $st = $s->stats;
@@ -73,9 +83,26 @@ final class Metrics
     {
         $parts = [];
         foreach ($labels as $k => $v) {
-            $parts[] = $k . '="' . strtr($v, ['\\' => '\\\\', '"' => '\\"', "\n" => '\n']) . '"';
+            $parts[] = $k . '="' . strtr(self::labelText($v), ['\\' => '\\\\', '"' => '\\"', "\n" => '\n']) . '"';
         }
 
         return '{' . implode(',', $parts) . '}';
+    }
+
+    /**
+     * A label's value as text: its bytes (a key prefix, which any client may choose)
+     * kept where they are printable UTF-8, a backslash doubled, and any other byte (a
+     * control character, a byte of invalid UTF-8) written `\xNN`. Prometheus takes only
+     * UTF-8 and rejects the whole scrape otherwise; and since every backslash of the text
+     * starts an escape, two different prefixes never become one series.
+     */
+    private static function labelText(string $bytes): string
+    {
+        return (string) preg_replace_callback(
+            self::LABEL_TEXT,
+            static fn (array $m): string => !isset($m[1]) ? $m[0]
+                : ($m[1] === '\\' ? '\\\\' : sprintf('\\x%02x', ord($m[1]))),
+            $bytes,
+        );
     }
 }
