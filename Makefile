@@ -157,6 +157,11 @@ prove-tests-can-fail: deps
 		php-tests/laravel_cache_store_lock_and_session_driver.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/redis_fleet_of_4_hosts_computes_a_cold_key_once.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	! cargo test --release --target-dir target/broken --no-default-features --features node,lru-only-eviction --test shm_eviction_order
+	cargo build --release --features lru-only-eviction --target-dir target/broken
+	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+		php-tests/session_50000_new_visitors_in_a_4M_store_never_log_a_user_out.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	cargo build --release --features no-lock-recovery --target-dir target/broken
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/kv_scribbled_segment_never_hangs_or_crashes_php.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

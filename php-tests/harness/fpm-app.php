@@ -52,4 +52,26 @@ switch ($_GET['op'] ?? '') {
     case 'pid':
         echo getmypid();
         break;
+    case 'login':
+    case 'visit':
+    case 'whoami':
+        // A visitor as a browser without a cookie (login, visit) or with one (whoami),
+        // strict mode on: login puts a user in a new session and prints its id; visit
+        // leaves its new session empty; whoami prints the user of session `sid`, or
+        // "logged out" when the id was not adopted (the session is gone).
+        ini_set('session.save_handler', 'ephpm');
+        ini_set('session.use_cookies', '0');
+        ini_set('session.use_strict_mode', '1');
+        ini_set('session.cache_limiter', '');
+        if ($_GET['op'] === 'whoami') {
+            session_id($_GET['sid'] ?? '');
+        }
+        session_start();
+        if ($_GET['op'] === 'login') {
+            $_SESSION['user'] = 'user-' . session_id();
+            echo session_id();
+        } elseif ($_GET['op'] === 'whoami') {
+            echo session_id() === ($_GET['sid'] ?? '') ? ($_SESSION['user'] ?? 'no user') : 'logged out';
+        }
+        break;
 }

@@ -85,16 +85,32 @@ session_race() { # session_race SID LOCKING -> the counter after 50 requests
     wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
     request "op=session&sid=$1" # one more, locked, to read the count
 }
-check "50 concurrent requests on one locked session count to exactly 50 (the 51st request reads it)" 51 "$(session_race race_locked 1)"
-unlocked=$(session_race race_unlocked 0)
+check "50 concurrent requests on one locked session count to exactly 50 (the 51st request reads it)" 51 "$(session_race race-locked 1)"
+unlocked=$(session_race race-unlocked 0)
 check "with ephpm.session.locking=0 the same run loses updates" yes \
     "$([ "$unlocked" -lt 51 ] && echo yes || echo "no ($unlocked)")"
 # A request that exits, and one that dies of a fatal error, hold the session: the next
 # request (waiting at most 5 s, then failing) still gets it, long before the 30 s TTL.
-request "op=session&sid=ends_early&then=exit" >/dev/null
+request "op=session&sid=ends-early&then=exit" >/dev/null
 check "a request that called exit() released the session lock" 2 \
-    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
-request "op=session&sid=ends_early&then=fatal" >/dev/null
+    "$(request "op=session&sid=ends-early&wait=5&timeout=fail")"
+request "op=session&sid=ends-early&then=fatal" >/dev/null
 check "a request that died of a fatal error released the session lock" 4 \
-    "$(request "op=session&sid=ends_early&wait=5&timeout=fail")"
+    "$(request "op=session&sid=ends-early&wait=5&timeout=fail")"
+# A visitor flood logs nobody out (shm's eviction order; Redis has its own policy): 200
+# users log in, the CLI fills the rest of the store with cache entries, then 3,000 new
+# visitors (strict mode, no cookie: a new id each, left empty) come from 8 clients. Every
+# user still has the session; only cache entries and the visitors' own entries went.
+if [ "$backend" = shm ]; then
+    users=$(for _ in $(seq 200); do request "op=login"; echo; done)
+    cli '$kv = new Ephpm\Kv(); for ($i = 0; $kv->stats()["evictions"] === 0; $i++) $kv->set("fill:$i", str_repeat("f", 500));'
+    for c in $(seq 8); do
+        ( for _ in $(seq 375); do request "op=visit" >/dev/null; done ) &
+    done
+    wait $(jobs -p | grep -v "^$master\$") 2>/dev/null
+    kept=$(for id in $users; do request "op=whoami&sid=$id"; echo; done | grep -c '^user-')
+    check "200 logged-in users keep their sessions through 3,000 new visitors on a full store" 200 "$kept"
+    check "the flood evicted new visitors' entries, never a session" "yes 0" \
+        "$(cli '$s = (new Ephpm\Kv())->stats(); echo ($s["evictions_anonymous"] > 0 ? "yes" : "no"), " ", $s["evictions_session"];')"
+fi
 summary "$label"

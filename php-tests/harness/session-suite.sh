@@ -38,6 +38,7 @@ session_decode_basic_serialize prints the handle numbers of the objects it decod
 004 its own handler object, then handle numbers (#N)
 005 its own handler object, then handle numbers (#N)
 session_set_save_handler_basic its 6 callbacks keep the object's updateTimestamp (PHP replaces only the slots given)
+session_set_save_handler_sid_001 its 7 callbacks keep the object's updateTimestamp, which refuses the test's id (underscores: no id PHP's files handler takes)
 "
 
 # The deb-src entries apt-get source needs, derived from the system's Debian entries.
