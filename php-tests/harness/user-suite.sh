@@ -79,10 +79,11 @@ race_round() {
     runuser -u "$other" -- mkdir /dev/shm/ephpm-"$vuid"
     local i out="$tmp/race.out"; : > "$out"
     for i in $(seq 40); do
-        php_as "$victim" 'usleep(random_int(0, 30000)); try { $kv = new Ephpm\Kv(); $kv->add("who", getmypid()); echo "store ", $kv->get("who"), "\n"; } catch (Ephpm\StoreException $e) { echo "refused\n"; }' >> "$out" &
+        php_as "$victim" 'usleep(random_int(0, 30000)); try { $kv = new Ephpm\Kv(); $kv->add("who", getmypid()); echo "store " . $kv->get("who") . "\n"; } catch (Ephpm\StoreException $e) { echo "refused\n"; }' >> "$out" &
     done
     sleep 0.0$((RANDOM % 3 + 1)); rmdir /dev/shm/ephpm-"$vuid"
     wait
+    grep -v -e '^store ' -e '^refused$' "$out" | sed 's/^/# /' >&2
     echo "$(grep '^store ' "$out" | sort -u | wc -l) $(grep -c '^store ' "$out") $(grep -vc -e '^store ' -e '^refused$' "$out")"
 }
 split=0; none=0; odd=0

@@ -10,7 +10,8 @@
 //! - `optimistic.rs`, `tally.rs`  gets without the lock, and what they owe the counters
 //! - `alloc.rs`, `index.rs`, `arena.rs`  a shard's allocator, hash index, memory access
 //! - `repair.rs`   rebuilding a shard after its holder died, and the consistency check
-//! - `mutex.rs`, `futex.rs`, `wait.rs`  the OS primitives and the wake-up table
+//! - `mutex.rs`, `futex.rs`, `wait.rs`, `ofd.rs`  the OS primitives and the wake-up table
+//! - `registry.rs`  which processes may hold shard locks: the evidence of a holder's death
 //! - `notice.rs`   the one warning a process gives when a shard had to be emptied
 //! - `clock.rs`, `constants.rs`
 
@@ -30,7 +31,9 @@ pub mod inventory;
 mod layout;
 mod mutex;
 pub mod notice;
+mod ofd;
 mod optimistic;
+mod registry;
 mod repair;
 mod rwlock;
 mod segment;
@@ -42,6 +45,7 @@ mod wait;
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -185,6 +189,11 @@ pub struct ShmStore {
     compress_threshold: usize,
     path: PathBuf,
     size: u64,
+    /// This process's registration on the segment (`registry.rs`), and the fork count
+    /// (`tally::forks`) it was made at: a forked child registers itself before its
+    /// first lock.
+    registration: Mutex<registry::Registration>,
+    registered_at: AtomicU32,
     // Last: the shards and the wait table point into it.
     _mapping: Mapping,
 }
@@ -221,6 +230,8 @@ impl ShmStore {
             .map(|i| unsafe { shard_at(&m, g.shard_stride, g.arena_len, i) })
             .collect();
         tally::watch_forks();
+        let registered_at = AtomicU32::new(tally::forks());
+        let registration = Mutex::new(registry::register(&path)?);
         let store = ShmStore {
             shards,
             tallies: Default::default(),
@@ -229,6 +240,8 @@ impl ShmStore {
             compress_threshold: opts.compress_threshold,
             path,
             size: g.total,
+            registration,
+            registered_at,
             _mapping: m,
         };
         Ok((store, opened.warnings))
@@ -266,8 +279,8 @@ impl ShmStore {
     /// when keys change owner).
     pub fn keys(&self) -> Result<Vec<Vec<u8>>> {
         let mut out = Vec::new();
-        for s in &self.shards {
-            s.lock(self.wait)?.keys(&mut out);
+        for i in 0..SHARD_COUNT {
+            self.lock_shard(i)?.keys(&mut out);
         }
         Ok(out)
     }
@@ -281,8 +294,8 @@ impl ShmStore {
     /// Locking: takes each shard lock in turn.
     pub fn verify(&self) -> std::result::Result<u64, String> {
         let mut n = 0;
-        for (i, s) in self.shards.iter().enumerate() {
-            let g = s.lock(self.wait).map_err(|e| format!("shard {i}: {e}"))?;
+        for i in 0..SHARD_COUNT {
+            let g = self.lock_shard(i).map_err(|e| format!("shard {i}: {e}"))?;
             n += g.verify().map_err(|e| format!("shard {i}: {e}"))? as u64;
         }
         Ok(n)
@@ -291,9 +304,41 @@ impl ShmStore {
     fn locked(&self, key: &[u8]) -> Result<(Guard<'_>, u64)> {
         let hash = hash_key(key);
         let i = shard_of(hash);
-        let mut g = self.shards[i].lock(self.wait)?;
+        let mut g = self.lock_shard(i)?;
         self.settle(i, &mut g);
         Ok((g, hash))
+    }
+
+    /// Takes shard `i`'s lock, this process registered first (see `registered`).
+    #[inline]
+    fn lock_shard(&self, i: usize) -> Result<Guard<'_>> {
+        self.registered()?;
+        Ok(self.shards[i].lock(self.wait)?)
+    }
+
+    /// Makes sure this process is registered on the segment before it takes a lock: a
+    /// holder that is not registered would be taken for dead by a waiter that may not
+    /// read its /proc (`mutex::is_holder`). One load and compare, except once in a
+    /// forked child, which registers its own pid (the registration it inherited is its
+    /// parent's, and is closed here so that the parent's exit still shows).
+    #[inline]
+    fn registered(&self) -> Result<()> {
+        if self.registered_at.load(Ordering::Relaxed) == tally::forks() {
+            return Ok(());
+        }
+        self.register_after_fork()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn register_after_fork(&self) -> Result<()> {
+        let mut held = self.registration.lock().unwrap_or_else(|p| p.into_inner());
+        let forks = tally::forks();
+        if self.registered_at.load(Ordering::Relaxed) != forks {
+            *held = registry::register(&self.path)?;
+            self.registered_at.store(forks, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Pays what this process's lock-free reads owe shard `i`, whose lock `g` is.
@@ -397,6 +442,9 @@ impl ShmStore {
     #[cold]
     #[inline(never)]
     fn settle_if_free(&self, i: usize) {
+        if self.registered().is_err() {
+            return;
+        }
         if let Some(mut g) = self.shards[i].try_lock(self.wait) {
             self.settle(i, &mut g);
         }
@@ -493,14 +541,12 @@ impl Store for ShmStore {
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         let shown = VISIT_COPY.with(|copy| {
             let mut buf = copy.take();
-            let shown = self
-                .read_optimistic(key, &mut buf)
-                .map(|hit| {
-                    hit.map(|h| {
-                        visit(h.value.with(&buf));
-                        h.version
-                    })
-                });
+            let shown = self.read_optimistic(key, &mut buf).map(|hit| {
+                hit.map(|h| {
+                    visit(h.value.with(&buf));
+                    h.version
+                })
+            });
             if buf.capacity() > VISIT_COPY_KEEP {
                 buf = Vec::new();
             }
@@ -644,8 +690,8 @@ impl Store for ShmStore {
     /// Locking: every shard lock in turn, one at a time; wakes the waiters of what it removed.
     fn clear(&self, prefix: &[u8]) -> Result<u64> {
         let mut n = 0;
-        for s in &self.shards {
-            n += s.lock(self.wait)?.clear(prefix);
+        for i in 0..SHARD_COUNT {
+            n += self.lock_shard(i)?.clear(prefix);
         }
         Ok(n)
     }
@@ -657,7 +703,7 @@ impl Store for ShmStore {
         let start = out.len();
         let mut next = usize::try_from(cursor).unwrap_or(usize::MAX);
         while next < self.shards.len() {
-            let g = self.shards[next].lock(self.wait)?;
+            let g = self.lock_shard(next)?;
             g.scan(prefix, &mut LazyNow::new(&self.clock), out);
             next += 1;
             if out.len() - start >= BATCH {

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::ShmError;
 use super::futex;
+use super::registry;
 
 /// How long one wait for the lock lasts before its owner is looked at. Shard operations
 /// take microseconds; a holder still there after this is stopped, dead or not real.
@@ -270,9 +271,11 @@ unsafe fn kind_is_ours(m: *mut libc::pthread_mutex_t) -> bool {
 
 /// Whether thread `tid` may be a real holder. Dead only on evidence: the answer is `false`
 /// only when the kernel says so — no such thread (its robust list was walked at its exit,
-/// so a mutex it held would read owner-died, not its tid), or a maps file we could read
-/// that does not map the segment (a holder maps it for as long as it holds). Anything
-/// else, and above all a maps file we may not read, means "may be holding": php-fpm
+/// so a mutex it held would read owner-died, not its tid), a maps file we could read
+/// that does not map the segment (a holder maps it for as long as it holds), or a
+/// process not registered on the segment (`registry.rs`; every process registers before
+/// its first lock, and the kernel unregisters it at its exit). Anything else, and above
+/// all a maps file we may not read of a registered process, means "may be holding": php-fpm
 /// workers switch user without exec and so are not dumpable, and their own user's other
 /// processes get EACCES on their /proc files while they live and hold locks. Taking
 /// such a holder for dead would make a second holder (and crash the first when it
@@ -287,7 +290,35 @@ fn is_holder(tid: i32, seg: Segment) -> bool {
     if cfg!(feature = "unreadable-is-dead") {
         return maps_inode(tid, seg.ino) == Some(true); // the demonstration: the old rule
     }
-    maps_inode(tid, seg.ino) != Some(false)
+    match maps_inode(tid, seg.ino) {
+        Some(maps) => maps,
+        None => registered(tid, seg) != Some(false),
+    }
+}
+
+/// Whether the process of thread `tid` is registered on the segment (`registry.rs`):
+/// `Some(false)` only on evidence (no such thread, or its process holds no registration),
+/// `None` when it cannot be told. `/proc/<tid>/status` is readable by everyone, even for
+/// a process whose maps are not.
+fn registered(tid: i32, seg: Segment) -> Option<bool> {
+    let status = match std::fs::read_to_string(format!("/proc/{tid}/status")) {
+        Ok(status) => status,
+        Err(e) if gone(&e) => return Some(false),
+        Err(_) => return None,
+    };
+    let tgid = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    registry::is_registered(seg.fd, tgid).ok()
+}
+
+/// Whether a /proc read failed because the thread is gone (ENOENT), or exited between
+/// the open and the read (ESRCH).
+fn gone(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH)
 }
 
 /// Whether thread `tid` maps inode `ino`: `Some(false)` only on evidence (the thread does
@@ -303,10 +334,7 @@ fn maps_inode(tid: i32, ino: u64) -> Option<bool> {
                     .any(|l| l.split_ascii_whitespace().nth(4) == Some(ino.as_str())),
             )
         }
-        // Gone (ENOENT), or exited between the open and the read (ESRCH).
-        Err(e) if e.kind() == io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => {
-            Some(false)
-        }
+        Err(e) if gone(&e) => Some(false),
         Err(_) => None,
     }
 }

@@ -32,6 +32,7 @@ use super::ShmError;
 use super::constants::{MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, SHARD_COUNT};
 use super::layout::{LAYOUT_VERSION, MAGIC, SHARDS_OFFSET, SegmentHeader};
 use super::mutex::{MAX_HOLD, Segment};
+use super::ofd;
 use super::shard::Shard;
 use super::userdir::euid;
 
@@ -200,40 +201,12 @@ pub(super) fn readable(h: &SegmentHeader, file_len: u64) -> Result<Geometry, Str
     Ok(theirs)
 }
 
-/// One byte-range lock on the segment file, as an open file description lock.
-fn ofd_lock(file: &File, kind: libc::c_int, byte: u64, wait: bool) -> io::Result<bool> {
-    // SAFETY: an all-zero flock is a valid value; every field we rely on is set below.
-    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
-    fl.l_type = kind as libc::c_short;
-    fl.l_whence = libc::SEEK_SET as libc::c_short;
-    fl.l_start = byte as libc::off_t;
-    fl.l_len = 1;
-    let cmd = if wait {
-        libc::F_OFD_SETLKW
-    } else {
-        libc::F_OFD_SETLK
-    };
-    loop {
-        // SAFETY: fcntl on a descriptor we own with a pointer to a local flock (l_pid is
-        // 0, as OFD locks require).
-        if unsafe { libc::fcntl(file.as_raw_fd(), cmd, &mut fl) } == 0 {
-            return Ok(true);
-        }
-        let e = io::Error::last_os_error();
-        match e.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            Some(libc::EAGAIN) | Some(libc::EACCES) if !wait => return Ok(false),
-            _ => return Err(e),
-        }
-    }
-}
-
 /// The byte every mapping process holds a read lock on (see the module doc).
 const IN_USE_BYTE: u64 = 0;
 
 /// Marks this process as a user of the segment for as long as `file` stays open.
 fn hold_use_lock(file: &File) -> Result<(), ShmError> {
-    ofd_lock(file, libc::F_RDLCK, IN_USE_BYTE, true)
+    ofd::lock(file, libc::F_RDLCK, IN_USE_BYTE, true)
         .map(|_| ())
         .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLKW)", e))
 }
@@ -246,7 +219,7 @@ pub(super) fn in_use(path: &Path) -> Result<bool, ShmError> {
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
         .map_err(|e| file_error(path, "open", e))?;
-    let free = ofd_lock(&probe, libc::F_WRLCK, IN_USE_BYTE, false)
+    let free = ofd::lock(&probe, libc::F_WRLCK, IN_USE_BYTE, false)
         .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLK)", e))?;
     // Closing the probe drops its lock, if it got one.
     Ok(!free)
@@ -264,7 +237,7 @@ pub fn recovery_lock(seg: Segment, shard: usize) -> Result<RecoveryLock, ShmErro
         .write(true)
         .open(&path)
         .map_err(|e| ShmError::Os("reopen the segment", e))?;
-    ofd_lock(&own, libc::F_WRLCK, 1 + shard as u64, true)
+    ofd::lock(&own, libc::F_WRLCK, 1 + shard as u64, true)
         .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLKW)", e))?;
     Ok(RecoveryLock { _file: own })
 }

@@ -28,6 +28,12 @@ extern "C" fn forked() {
     FORKS.fetch_add(1, Relaxed);
 }
 
+/// Forks of this process's line so far (a forked child's count is one more than its
+/// parent's at the fork): what tells a store that it now runs in a child.
+pub fn forks() -> u32 {
+    FORKS.load(Relaxed)
+}
+
 /// Counts forks from now on (idempotent).
 pub fn watch_forks() {
     static ONCE: Once = Once::new();

@@ -163,7 +163,10 @@ mod tests {
         let open = p.join("open");
         std::fs::create_dir(&open).expect("mkdir");
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-        assert!(matches!(find(&open, true), Err(ShmError::UnsafeParent { .. })));
+        assert!(matches!(
+            find(&open, true),
+            Err(ShmError::UnsafeParent { .. })
+        ));
         std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
         assert!(find(&open, true).expect("sticky is fine").is_some());
         std::fs::remove_dir_all(&p).expect("cleanup");
