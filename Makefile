@@ -118,7 +118,8 @@ test-fleet:
 	cargo test --release --no-default-features --features node --test handoff -- --ignored --nocapture
 
 # Shows that the concurrency and crash tests can fail: with the guarantees switched off
-# (cargo features broken-atomicity, no-repair, no-lock-recovery, no-owner-routing for
+# (cargo features broken-atomicity, no-repair, no-lock-recovery, unreadable-is-dead: a
+# holder whose /proc cannot be read taken for dead, no-owner-routing for
 # the cluster, await-all-copies: a lock's copies to every host awaited, and
 # broadcast-wakeups: every release wakes every waiter)
 # they must fail, and this target succeeds only if they do. The cluster's broken build
@@ -162,6 +163,8 @@ prove-tests-can-fail: deps
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/session_50000_new_visitors_in_a_4M_store_never_log_a_user_out.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	cargo build --release --features unreadable-is-dead --target-dir target/broken
+	bash php-tests/harness/live-lock-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	cargo build --release --features no-lock-recovery --target-dir target/broken
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/kv_scribbled_segment_never_hangs_or_crashes_php.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

@@ -48,6 +48,7 @@ final class Metrics
         ]);
         $gauge('ephpm_entries', 'Entries in the store.', [['', (int) $st['entries']]]);
         $gauge('ephpm_shards', 'Shards of the store.', [['', (int) $st['shards']]]);
+        $gauge('ephpm_shards_locked', 'Shards whose lock a process held when this was read (one held across scrapes: a stopped or stuck process).', [['', (int) ($st['shards_locked'] ?? 0)]]);
         $counter('ephpm_hits', 'Lookups that found their key.', (int) $st['hits']);
         $counter('ephpm_misses', 'Lookups that did not find their key.', (int) $st['misses']);
         $counter('ephpm_evictions', 'Entries evicted to make room.', (int) $st['evictions']);

@@ -34,8 +34,8 @@ final class StatusPage
         $backend = (string) $st['backend'];
 
         $counters = '';
-        foreach (['entries', 'hits', 'misses', 'evictions', 'expirations', 'repairs', 'resets', 'shards'] as $name) {
-            $counters .= '<tr><th>' . $name . '</th>' . self::num($name, (int) $st[$name]) . '</tr>';
+        foreach (['entries', 'hits', 'misses', 'evictions', 'expirations', 'repairs', 'resets', 'shards', 'shards_locked'] as $name) {
+            $counters .= '<tr><th>' . $name . '</th>' . self::num($name, (int) ($st[$name] ?? 0)) . '</tr>';
         }
 
         return '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'

@@ -73,7 +73,7 @@ fn look(path: &Path, uid: u32) -> Result<Found, ShmError> {
 fn check_parent(parent: &Path) -> Result<(), ShmError> {
     let m = std::fs::metadata(parent).map_err(|e| file_error(parent, "stat", e))?;
     let others_write = m.mode() & 0o022 != 0;
-    if others_write && m.mode() & libc::S_ISVTX as u32 == 0 {
+    if others_write && m.mode() & libc::S_ISVTX == 0 {
         return Err(ShmError::UnsafeParent {
             path: parent.into(),
             mode: m.mode() & 0o7777,
