@@ -101,7 +101,7 @@ run_generic_phpts() {
         case "$shm_only" in *" $name "*|*" $name"$'\n'*) continue ;; esac
         case "$name" in redis_*|cluster_*) continue ;; esac
         line=$(PHPT_INI="-d ephpm.shm_size=16M -d ephpm.dsn=\"${dsns[i % ${#dsns[@]}]}prefix=$name:\"" \
-            bash "$here/run-phpt.sh" "$so" "$t" | tee /dev/stderr | tail -1)
+            bash "$here/run-phpt.sh" "$so" "$t" | tee >(cat >&2) | tail -1)
         i=$((i + 1))
         read -r tp tf ts < <(echo "$line" | sed 's/^phpt: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped/\1 \2 \3/')
         p=$((p + tp)); f=$((f + tf)); s=$((s + ts))

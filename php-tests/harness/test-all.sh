@@ -6,8 +6,23 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 so=$(realpath "$1")
-summaries=$(mktemp)
-trap 'rm -f "$summaries"' EXIT
+summaries=$(mktemp); failures=$(mktemp)
+trap 'rm -f "$summaries" "$failures"' EXIT
+# record LABEL SUMMARY-FILTER: shows a suite's output as it comes (on stderr, through a
+# pipe: `tee /dev/stderr` would reopen a redirected log and truncate it), adds its
+# summary lines to $summaries and the name of every test that failed, under LABEL, to
+# $failures: cargo's "test NAME ... FAILED", run-tests.php's "FAIL NAME", the shell
+# suites' "FAIL - what".
+record() {
+    local label=$1 filter=$2 out
+    out=$(mktemp)
+    tee >(cat >&2) > "$out"
+    "$filter" < "$out" >> "$summaries"
+    { grep -E '^test .* \.\.\. FAILED$' "$out" | sed 's/^test //; s/ \.\.\. FAILED$//'
+      grep -E '^(FAIL|BORK)[ -]' "$out"; } | sed "s|^|$label: |" >> "$failures"
+    rm -f "$out"
+}
+shell_results() { grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed'; }
 
 # cargo's per-binary "test result" lines, as summary lines.
 cargo_results() {
@@ -16,7 +31,7 @@ cargo_results() {
 # The engine is built with feature `node` (ephpm-node, which tests/cluster.rs starts):
 # the same build for every cargo run below.
 echo "== cargo test (the engine, without PHP)"
-( cd "$root" && cargo test --release --no-fail-fast --no-default-features --features node 2>&1 ) | tee /dev/stderr | cargo_results >> "$summaries"
+( cd "$root" && cargo test --release --no-fail-fast --no-default-features --features node 2>&1 ) | record "cargo test" cargo_results
 # The backend-generic engine tests again on a real redis-server, over its unix socket
 # and its loopback port, on a Redis Cluster (three masters with a replica each), and on
 # a 3-node gossip cluster. The three lock tests that move shm's clock by hand have
@@ -26,15 +41,19 @@ for backend in redis redis-tcp redis-cluster cluster; do
     ( cd "$root" && EPHPM_TEST_STORE=$backend cargo test --release --no-default-features --features node \
         --test locks --test memo --test stale --test session --test rwlock -- \
         --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
-        | tee /dev/stderr | cargo_results >> "$summaries"
+        | record "cargo test on $backend" cargo_results
 done
 for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh"; do
     echo "== $suite"
     # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
     set -- $suite
-    bash "$here/$1" "$so" "${@:2}" | tee /dev/stderr | grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' >> "$summaries"
+    bash "$here/$1" "$so" "${@:2}" 2>&1 | record "$suite" shell_results
 done
 echo "== summary"
 cat "$summaries"
+if [ -s "$failures" ]; then
+    echo "== failed"
+    cat "$failures"
+fi
 awk -F'[:,] *' '{ p += $2; f += $3; s += $4 } END { printf "%d passed, %d failed, %d skipped\n", p, f, s; exit (f > 0 || NR < 4) }' \
     <(sed 's/ passed//; s/ failed//; s/ skipped//' "$summaries")
