@@ -88,14 +88,26 @@ class ObjectCache
         }
         $storeKey = $this->storeKey($group, $id);
         if ($storeKey !== null) {
-            // Added without a TTL, then given one: on shm an entry added with a TTL is a lock,
-            // never evicted before it expires, and a cache entry must stay evictable.
-            $added = $this->call(fn (Kv $kv) => $kv->add($storeKey, $data, 0), null);
-            if ($added === false || ($added === null && $this->kv !== null)) {
-                return false; // another process's value is there, or the store is full
+            try {
+                // Added without a TTL, then given one: on shm an entry added with a TTL is a
+                // lock, never evicted before it expires, and a cache entry must stay evictable.
+                $added = $this->kv->add($storeKey, $data, 0);
+                if ($added && ($ttl = $this->ttl($expire)) > 0) {
+                    $this->kv->expire($storeKey, $ttl);
+                }
+            } catch (StoreFull $e) {
+                $this->log($e->getMessage());
+                return false;
+            } catch (StoreException $e) {
+                $this->fail($e); // request-local from here on, as core's cache
+                $added = true;
+            } catch (\Exception|\TypeError $e) {
+                // A value PHP cannot serialize: kept in this request, unless another process has the key.
+                $this->unstorable($e);
+                $added = !$this->call(fn (Kv $kv) => $kv->has($storeKey), false);
             }
-            if ($added && ($ttl = $this->ttl($expire)) > 0) {
-                $this->call(fn (Kv $kv) => $kv->expire($storeKey, $ttl), false);
+            if (!$added) {
+                return false; // another process's value is there
             }
         }
         $this->cache[$group][$id] = is_object($data) ? clone $data : $data;
@@ -153,6 +165,12 @@ class ObjectCache
             return false;
         } catch (StoreException $e) {
             $this->fail($e);
+            return true;
+        } catch (\Exception|\TypeError $e) {
+            // A value PHP cannot serialize (a Closure, a resource): core's cache keeps it for
+            // the request, so does this one, and no process may read the key's old value.
+            $this->unstorable($e);
+            $this->call(fn (Kv $kv) => $kv->delete($storeKey), false);
             return true;
         }
     }
@@ -467,12 +485,17 @@ class ObjectCache
     }
 
     /** One line per request, however many calls fail. */
-    private function log(string $why): void
+    private function log(string $why, string $consequence = 'this request uses its request-local cache only'): void
     {
         if (!$this->logged) {
             $this->logged = true;
-            error_log("ephpm object cache: $why; this request uses its request-local cache only");
+            error_log("ephpm object cache: $why; $consequence");
         }
+    }
+
+    private function unstorable(\Throwable $e): void
+    {
+        $this->log($e->getMessage(), 'the value is kept in this request only');
     }
 
     private function hasLocal(string $group, string $id): bool
