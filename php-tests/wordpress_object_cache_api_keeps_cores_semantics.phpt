@@ -118,6 +118,7 @@ wp_cache_get('a');
 wp_cache_get('nothing');
 wp_cache_get_multiple(['a', 'nothing', 'forever']);
 show('hits, misses', $cache->cache_hits, $cache->cache_misses);
+show('read as core\'s properties', array_key_exists('a', $cache->cache['default']), isset($cache->cache), $cache->global_groups, $cache->multisite);
 ob_start();
 $cache->stats();
 show('stats', (bool) preg_match('#^<p><strong>Cache Hits:</strong> 3<br /><strong>Cache Misses:</strong> 2<br />.*<li><strong>Group:</strong> default - \( [0-9.]+k \)</li>#', ob_get_clean()));
@@ -158,6 +159,7 @@ doing it wrong: Ephpm\WordPress\ObjectCache::get: Cache key must not be an empty
 doing it wrong: Ephpm\WordPress\ObjectCache::add: Cache key must be integer or non-empty string, NULL given.
 int key: 'int key' false false false
 hits, misses: 3 2
+read as core's properties: true true array () false
 stats: true
 close, flush: true true false false
 deprecated: wp_cache_reset since 3.5.0, use wp_cache_switch_to_blog()

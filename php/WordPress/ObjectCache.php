@@ -67,6 +67,27 @@ class ObjectCache
         }
     }
 
+    /**
+     * Core's cache lets its private properties be read by name, and debug plugins read
+     * them (`cache`, `global_groups`): the same names read the same things here.
+     */
+    public function __get(string $name): mixed
+    {
+        return match ($name) {
+            'cache' => $this->cache,
+            'global_groups' => $this->globalGroups,
+            'non_persistent_groups' => $this->nonPersistentGroups,
+            'blog_prefix' => $this->blogPrefix,
+            'multisite' => $this->multisite,
+            default => null,
+        };
+    }
+
+    public function __isset(string $name): bool
+    {
+        return $this->__get($name) !== null;
+    }
+
     /** Whether values reach the store (false: request-local only). */
     public function isPersistent(): bool
     {
