@@ -308,12 +308,15 @@ class ObjectCache
         return $this->validKey($key, __FUNCTION__) ? $this->addTo($key, -(int) $offset, $this->group($group)) : false;
     }
 
-    /** Empties this site's cache: every blog, every group; other sites and ephpm's sessions and locks stay. */
+    /**
+     * Empties this site's cache: every blog, every group; other sites and ephpm's sessions
+     * and locks stay. false when the store could not be reached: its values are still there.
+     */
     public function flush(): bool
     {
         $this->cache = [];
         $this->generations = [];
-        return $this->kv === null || $this->call(fn (Kv $kv) => $kv->clear(), false);
+        return $this->kv === null ? !$this->storeLost() : $this->call(fn (Kv $kv) => $kv->clear(), false);
     }
 
     /** Empties this request's copy only; the store keeps everything. */
@@ -330,7 +333,7 @@ class ObjectCache
         $group = $this->group($group);
         unset($this->cache[$group]);
         if ($this->storeKey($group, '') === null) {
-            return true;
+            return !$this->storeLost() || isset($this->nonPersistentGroups[$group]);
         }
         $next = $this->call(fn (Kv $kv) => $kv->increment($this->generationKey($group)), null);
         if ($next === null) {
@@ -497,6 +500,12 @@ class ObjectCache
             $this->fail($e);
         }
         return $onFailure;
+    }
+
+    /** Whether a store was meant to be used and cannot be (not merely disabled). */
+    private function storeLost(): bool
+    {
+        return $this->kv === null && $this->logged;
     }
 
     private function fail(StoreException $e): void
