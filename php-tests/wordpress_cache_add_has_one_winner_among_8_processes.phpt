@@ -20,7 +20,8 @@ for ($p = 0; $p < 8; $p++) {
             wp_cache_init(); // a new request: nothing cached in it
             // All 8 arrive before any adds, so the adds race.
             $barrier->increment("round$round");
-            while ($barrier->get("round$round") < 8) {
+            $bound = hrtime(true) + 10_000_000_000; // a bound, should a process die
+            while ($barrier->get("round$round") < 8 && hrtime(true) < $bound) {
             }
             if (wp_cache_add("key$round", "process $p", 'race')) {
                 file_put_contents($out, "$round process $p\n", FILE_APPEND | LOCK_EX);
