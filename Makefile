@@ -12,7 +12,7 @@ PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8
             php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
-            php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv wordpress
+            php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv
 # One version for everything: the crate's (php --ri ephpm shows it too).
 VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 # Where install puts things: PHP's own folders, from php-config.
@@ -32,6 +32,15 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@command -v cargo >/dev/null || { echo "cargo is missing: install a Rust toolchain (1.86 or newer)"; exit 1; }
+	@$(MAKE) --no-print-directory target/wordpress
+
+# WordPress's files from Debian's package, unpacked and not installed (its dependencies
+# would bring apache2): the object cache's test compares the drop-in with core's own
+# WP_Object_Cache (php-tests/harness/run-phpt.sh points the tests here).
+target/wordpress:
+	@mkdir -p target/debs
+	@cd target/debs && { apt-get download -qq wordpress 2>/dev/null || { apt-get update -qq && apt-get download -qq wordpress; }; }
+	dpkg-deb -x "$$(ls target/debs/wordpress_*.deb | head -n 1)" target/wordpress.tmp && mv target/wordpress.tmp target/wordpress
 
 build: deps
 	$(MAKE) --no-print-directory binaries

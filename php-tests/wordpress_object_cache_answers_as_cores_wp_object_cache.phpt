@@ -3,7 +3,7 @@ WordPress drop-in: 4000 seeded random calls (set, add, replace, get with $found 
 --EXTENSIONS--
 ephpm
 --SKIPIF--
-<?php if (!is_file('/usr/share/wordpress/wp-includes/class-wp-object-cache.php')) die('skip WordPress (Debian\'s wordpress package) is not installed');
+<?php if (!is_file((getenv('EPHPM_WORDPRESS') ?: '/usr/share/wordpress') . '/wp-includes/class-wp-object-cache.php')) die('skip WordPress (Debian\'s wordpress package, unpacked by make deps) is not there');
 --INI--
 ephpm.store_name=phpt_wp_as_core
 ephpm.shm_size=8M
@@ -11,7 +11,7 @@ ephpm.shm_size=8M
 <?php
 const MULTISITE = true;
 require __DIR__ . '/harness/wordpress.inc';
-require '/usr/share/wordpress/wp-includes/class-wp-object-cache.php';
+require (getenv('EPHPM_WORDPRESS') ?: '/usr/share/wordpress') . '/wp-includes/class-wp-object-cache.php';
 
 $post = new stdClass();
 $post->ID = 7;

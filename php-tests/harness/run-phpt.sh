@@ -10,7 +10,9 @@ so=$(realpath "$1"); shift
 here=$(cd "$(dirname "$0")/.." && pwd)
 [ $# -gt 0 ] || set -- "$here"
 run_tests="$(php-config --extension-dir)/build/run-tests.php"
-export EPHPM_SO="$so" NO_INTERACTION=1
+# WordPress's own files, unpacked from Debian's package by `make deps` (not installed: its
+# dependencies would bring a web server): the object cache's test compares with core's.
+export EPHPM_SO="$so" NO_INTERACTION=1 EPHPM_WORDPRESS="$here/../target/wordpress/usr/share/wordpress"
 log=$(mktemp)
 rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*   # segments an interrupted run left behind
 # shellcheck disable=SC2086 # PHPT_INI is a list of words
