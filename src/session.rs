@@ -297,12 +297,7 @@ impl Handler {
             }
             _ => {
                 self.still_ours(id)?;
-                self.space.set_with_retention(
-                    &data_key(id),
-                    Value::Str(data),
-                    lifetime(max_lifetime),
-                    retention(data),
-                )?;
+                self.store_data(id, data, max_lifetime)?;
             }
         }
         self.forget_reservation(id);
@@ -318,14 +313,20 @@ impl Handler {
         }
         self.still_ours(id)?;
         if !self.space.expire(&data_key(id), lifetime(max_lifetime))? {
-            self.space.set_with_retention(
-                &data_key(id),
-                Value::Str(data),
-                lifetime(max_lifetime),
-                retention(data),
-            )?;
+            self.store_data(id, data, max_lifetime)?;
         }
         self.forget_reservation(id);
+        Ok(())
+    }
+
+    /// Writes a session's data with its lifetime, as the class eviction keeps it by.
+    fn store_data(&self, id: &[u8], data: &[u8], max_lifetime: i64) -> Result<()> {
+        self.space.set_with_retention(
+            &data_key(id),
+            Value::Str(data),
+            lifetime(max_lifetime),
+            retention(data),
+        )?;
         Ok(())
     }
 

@@ -16,10 +16,12 @@ export EPHPM_SO="$so" NO_INTERACTION=1 EPHPM_WORDPRESS="$here/../target/wordpres
 log=$(mktemp)
 rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*   # segments an interrupted run left behind
 # shellcheck disable=SC2086 # PHPT_INI is a list of words
-php -n "$run_tests" -q -n -p "${PHPT_PHP:-$(command -v php)}" -d "extension=$so" ${PHPT_INI:-} "$@" 2>&1 | tee "$log" \
-    | grep -E '^(PASS|FAIL|SKIP|BORK)' || true
+# One line per test, named: run-tests.php writes each result after a "TEST n/N" progress
+# line ended by a carriage return, so the result only starts a line once that is a newline.
+php -n "$run_tests" -q -n --no-color -p "${PHPT_PHP:-$(command -v php)}" -d "extension=$so" ${PHPT_INI:-} "$@" 2>&1 | tee "$log" \
+    | tr '\r' '\n' | grep -E '^(PASS|FAIL|SKIP|BORK)' || true
 count() { sed -n "s/^Tests $1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }
 passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
-warned=$(count warned); borked=$(grep -c '^BORK' "$log" || true)
+warned=$(count warned); borked=$(tr '\r' '\n' < "$log" | grep -c '^BORK' || true)
 rm -f "$log" /dev/shm/ephpm-"$(id -u)"/phpt_*
 echo "phpt: ${passed:-0} passed, $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) failed, ${skipped:-0} skipped"
