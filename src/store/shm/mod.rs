@@ -304,7 +304,8 @@ impl ShmStore {
     fn locked(&self, key: &[u8]) -> Result<(Guard<'_>, u64)> {
         let hash = hash_key(key);
         let i = shard_of(hash);
-        let mut g = self.lock_shard(i)?;
+        self.registered()?;
+        let mut g = self.shards[i].lock(self.wait)?;
         self.settle(i, &mut g);
         Ok((g, hash))
     }
@@ -321,7 +322,7 @@ impl ShmStore {
     /// read its /proc (`mutex::is_holder`). One load and compare, except once in a
     /// forked child, which registers its own pid (the registration it inherited is its
     /// parent's, and is closed here so that the parent's exit still shows).
-    #[inline]
+    #[inline(always)]
     fn registered(&self) -> Result<()> {
         if self.registered_at.load(Ordering::Relaxed) == tally::forks() {
             return Ok(());

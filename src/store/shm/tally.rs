@@ -30,6 +30,7 @@ extern "C" fn forked() {
 
 /// Forks of this process's line so far (a forked child's count is one more than its
 /// parent's at the fork): what tells a store that it now runs in a child.
+#[inline(always)]
 pub fn forks() -> u32 {
     FORKS.load(Relaxed)
 }
