@@ -8,7 +8,7 @@ SO       := target/ephpm.so
 NODE     := target/release/ephpm-node
 PHP      := php -n -d extension=$(CURDIR)/$(SO)
 # What the build, the tests and the benchmark need from Debian.
-PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu openssl \
+PACKAGES := php8.2-cli php8.2-cgi php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu openssl \
             php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \

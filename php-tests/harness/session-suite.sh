@@ -2,7 +2,9 @@
 # PHP's own session tests (php-src ext/session/tests, from Debian's php8.2 source
 # package) against ephpm, twice: with the native save handler
 # (session.save_handler=ephpm) and with an Ephpm\SessionHandler object installed before
-# every test. Each run has a store of its own. Ends with one line
+# every test. Each run has a store of its own. The upload tests (rfc1867*) need the CGI
+# binary (Debian's php8.2-cgi, in the Makefile's PACKAGES): without it they would skip,
+# and the count would depend on what happens to be installed. Ends with one line
 # "session: N passed, N failed, N skipped" (run-tests.php's SKIPIF skips count as
 # skipped; the excluded tests below are not run and are listed).
 #   php-tests/harness/session-suite.sh path/to/ephpm.so
@@ -26,6 +28,7 @@ gh13856 open_basedir against session.save_path: the files handler opens a direct
 session_save_path_variation2 session_start() fails on a missing save_path directory (files)
 session_save_path_variation3 session_start() fails on a missing save_path directory (files)
 session_save_path_variation4 open_basedir against session.save_path (files)
+rfc1867_sid_invalid an invalid id in an upload: the files handler's own warnings word for word (ephpm refuses the id too, in its words)
 "
 # Only with the object installed (object handle numbers are one higher: the handler
 # object is #1; a test's own handler replaces it):
@@ -39,6 +42,18 @@ session_decode_basic_serialize prints the handle numbers of the objects it decod
 005 its own handler object, then handle numbers (#N)
 session_set_save_handler_basic its 6 callbacks keep the object's updateTimestamp (PHP replaces only the slots given)
 session_set_save_handler_sid_001 its 7 callbacks keep the object's updateTimestamp, which refuses the test's id (underscores: no id PHP's files handler takes)
+bug79221 upload progress: PHP writes it while it parses the upload, before any script could install a handler object
+rfc1867 upload progress, written before the handler object is installed
+rfc1867_cleanup upload progress, written before the handler object is installed
+rfc1867_disabled_2 upload progress, written before the handler object is installed
+rfc1867_inter upload progress, written before the handler object is installed
+rfc1867_no_name upload progress, written before the handler object is installed
+rfc1867_sid_cookie upload progress, written before the handler object is installed
+rfc1867_sid_get upload progress, written before the handler object is installed
+rfc1867_sid_get_2 upload progress, written before the handler object is installed
+rfc1867_sid_only_cookie upload progress, written before the handler object is installed
+rfc1867_sid_only_cookie_2 upload progress, written before the handler object is installed
+rfc1867_sid_post upload progress, written before the handler object is installed
 "
 
 # The deb-src entries apt-get source needs, derived from the system's Debian entries.
