@@ -105,6 +105,8 @@ run_generic_phpts() {
         i=$((i + 1))
         read -r tp tf ts < <(echo "$line" | sed 's/^phpt: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped/\1 \2 \3/')
         p=$((p + tp)); f=$((f + tf)); s=$((s + ts))
+        # Named on stdout, where make test collects the names of failed tests.
+        [ "${tf:-0}" -gt 0 ] && echo "FAIL - $name ($label)"
     done
     echo "$label: $p passed, $f failed, $s skipped"
 }

@@ -19,9 +19,14 @@ rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*   # segments an interrupted run left behi
 # One line per test, named: run-tests.php writes each result after a "TEST n/N" progress
 # line ended by a carriage return, so the result only starts a line once that is a newline.
 php -n "$run_tests" -q -n --no-color -p "${PHPT_PHP:-$(command -v php)}" -d "extension=$so" ${PHPT_INI:-} "$@" 2>&1 | tee "$log" \
-    | tr '\r' '\n' | grep -E '^(PASS|FAIL|SKIP|BORK)' || true
+    | tr '\r' '\n' | grep -E '^(PASS|FAIL|SKIP|BORK) ' || true
+# What each failed test printed against what it expected (run-tests.php's .diff beside
+# it), so that a failure in a long run says why without a rerun.
+tr '\r' '\n' < "$log" | sed -n 's/^FAIL .*\[\(.*\)\.phpt\] *$/\1.diff/p' | while read -r diff; do
+    [ -f "$diff" ] && { echo "    --- $diff"; head -n 30 "$diff" | sed 's/^/    /'; echo; }
+done
 count() { sed -n "s/^Tests $1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }
 passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
-warned=$(count warned); borked=$(tr '\r' '\n' < "$log" | grep -c '^BORK' || true)
+warned=$(count warned); borked=$(tr '\r' '\n' < "$log" | grep -c '^BORK ' || true)
 rm -f "$log" /dev/shm/ephpm-"$(id -u)"/phpt_*
 echo "phpt: ${passed:-0} passed, $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) failed, ${skipped:-0} skipped"

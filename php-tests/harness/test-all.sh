@@ -47,7 +47,7 @@ for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-o
     echo "== $suite"
     # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
     set -- $suite
-    bash "$here/$1" "$so" "${@:2}" 2>&1 | record "$suite" shell_results
+    bash "$here/$1" "$so" "${@:2}" | record "$suite" shell_results
 done
 echo "== summary"
 cat "$summaries"

@@ -231,7 +231,7 @@ impl ShmStore {
             .collect();
         tally::watch_forks();
         let registered_at = AtomicU32::new(tally::forks());
-        let registration = Mutex::new(registry::register(&path)?);
+        let registration = Mutex::new(registry::register(m.segment().fd)?);
         let store = ShmStore {
             shards,
             tallies: Default::default(),
@@ -336,7 +336,7 @@ impl ShmStore {
         let mut held = self.registration.lock().unwrap_or_else(|p| p.into_inner());
         let forks = tally::forks();
         if self.registered_at.load(Ordering::Relaxed) != forks {
-            *held = registry::register(&self.path)?;
+            *held = registry::register(self._mapping.segment().fd)?;
             self.registered_at.store(forks, Ordering::Relaxed);
         }
         Ok(())

@@ -16,8 +16,6 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::RawFd;
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
 
 use super::ShmError;
 use super::ofd;
@@ -32,18 +30,16 @@ pub struct Registration {
     _file: File,
 }
 
-/// Registers this process (`std::process::id()`) on the segment at `path`.
-pub fn register(path: &Path) -> Result<Registration, ShmError> {
+/// Registers this process (`std::process::id()`) on the segment this process maps as
+/// `fd`: reopened through `/proc/self/fd`, a new open file description of the very file
+/// mapped (not whatever the path names by now), as the recovery locks are.
+pub fn register(fd: RawFd) -> Result<Registration, ShmError> {
+    let path = format!("/proc/self/fd/{fd}");
     let file = OpenOptions::new()
         .read(true)
         .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(path)
-        .map_err(|e| ShmError::File {
-            path: path.into(),
-            what: "open (to register)",
-            source: e,
-        })?;
+        .open(&path)
+        .map_err(|e| ShmError::Os("reopen the segment (to register)", e))?;
     ofd::lock(&file, libc::F_RDLCK, byte_of(std::process::id()), true)
         .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLKW)", e))?;
     Ok(Registration { _file: file })
