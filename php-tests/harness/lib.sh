@@ -85,8 +85,10 @@ stop_cluster() {
 # run_generic_phpts SO LABEL DSN...: the backend-generic .phpt tests, each with
 # ephpm.dsn set to the next DSN in turn followed by "prefix=TEST:" (the DSN ends in ? or
 # &), then one line "LABEL: N passed, N failed, N skipped". What only shm:// has
-# (segments, their size and fullness, its phpinfo lines), argument checking (no backend
-# sees it), and the tests that start Redis servers of their own stay out.
+# (segments, their size and fullness, its phpinfo lines, the scribbled segment, whose
+# processes run with -n and their own ini, so the rerun's DSN never reaches them),
+# argument checking (no backend sees it), and the tests that start Redis servers of
+# their own stay out.
 run_generic_phpts() {
     local so=$1 label=$2 here tests t name line tp tf ts p=0 f=0 s=0 i=0
     shift 2
@@ -94,6 +96,7 @@ run_generic_phpts() {
     here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
     tests=$(cd "$here/.." && pwd)
     local shm_only=" kv_segment_is_replaced_when_its_size_changes kv_store_full_keeps_the_old_value
+          kv_scribbled_segment_never_hangs_or_crashes_php
           phpinfo_shows_the_live_store_and_settings kv_bad_input_is_rejected_with_php_errors
           stub_matches_the_extension "
     for t in "$tests"/*.phpt; do

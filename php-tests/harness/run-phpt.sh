@@ -28,5 +28,10 @@ done
 count() { sed -n "s/^Tests $1 *: *\([0-9]*\).*/\1/p" "$log" | head -1; }
 passed=$(count passed); failed=$(count failed); skipped=$(count skipped)
 warned=$(count warned); borked=$(tr '\r' '\n' < "$log" | grep -c '^BORK ' || true)
+# A failure run-tests.php counted without a FAIL line of its own (a WARN, a LEAK, a crash
+# of the runner): its last words instead.
+if [ $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) -gt 0 ] && ! tr '\r' '\n' < "$log" | grep -q '^FAIL '; then
+    tr '\r' '\n' < "$log" | grep -v '^$' | tail -n 30 | sed 's/^/    /'
+fi
 rm -f "$log" /dev/shm/ephpm-"$(id -u)"/phpt_*
 echo "phpt: ${passed:-0} passed, $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) failed, ${skipped:-0} skipped"
