@@ -12,7 +12,8 @@ PACKAGES := php8.2-cli php8.2-cgi php8.2-dev libclang-dev clang php8.2-fpm libfc
             php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
-            php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv
+            php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv \
+            mariadb-server php8.2-mysql
 # One version for everything: the crate's (php --ri ephpm shows it too).
 VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 # Where install puts things: PHP's own folders, from php-config.

@@ -113,3 +113,28 @@ run_generic_phpts() {
     done
     echo "$label: $p passed, $f failed, $s skipped"
 }
+# start_mariadb DIR: a MariaDB server of its own (data in DIR/mysql, no TCP port, the
+# socket DIR/mysql.sock, pid in DIR/mysql.pid) with an empty database "wordpress" that
+# the current user reaches as root over the socket; returns once it answers.
+start_mariadb() {
+    local dir=$1
+    mariadb-install-db --no-defaults --datadir="$dir/mysql" --user="$(id -un)" \
+        --auth-root-authentication-method=normal --skip-test-db >"$dir/mysql-install.log" 2>&1 || return 1
+    setsid mariadbd --no-defaults --datadir="$dir/mysql" --socket="$dir/mysql.sock" \
+        --pid-file="$dir/mysql.pid" --skip-networking --user="$(id -un)" \
+        --innodb-buffer-pool-size=64M --innodb-log-file-size=16M --log-error="$dir/mysql.log" &
+    disown $!
+    for _ in $(seq 300); do
+        mariadb --no-defaults -S "$dir/mysql.sock" -uroot -e 'CREATE DATABASE IF NOT EXISTS wordpress' 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# stop_mariadb DIR: stops it by pid and waits until it is gone.
+stop_mariadb() {
+    local pid
+    [ -f "$1/mysql.pid" ] || return 0
+    pid=$(cat "$1/mysql.pid"); kill "$pid" 2>/dev/null
+    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+}
