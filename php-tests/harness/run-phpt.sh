@@ -8,13 +8,15 @@
 set -u
 so=$(realpath "$1"); shift
 here=$(cd "$(dirname "$0")/.." && pwd)
-[ $# -gt 0 ] || set -- "$here"
+# The whole suite removes the segments an interrupted run left behind, before and after;
+# a run of named tests leaves them (another run may be using them).
+whole=0; [ $# -gt 0 ] || { whole=1; set -- "$here"; }
 run_tests="$(php-config --extension-dir)/build/run-tests.php"
 # WordPress's own files, unpacked from Debian's package by `make deps` (not installed: its
 # dependencies would bring a web server): the object cache's test compares with core's.
 export EPHPM_SO="$so" NO_INTERACTION=1 EPHPM_WORDPRESS="$here/../target/wordpress/usr/share/wordpress"
 log=$(mktemp)
-rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*   # segments an interrupted run left behind
+[ $whole = 1 ] && rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*
 # shellcheck disable=SC2086 # PHPT_INI is a list of words
 # One line per test, named: run-tests.php writes each result after a "TEST n/N" progress
 # line ended by a carriage return, so the result only starts a line once that is a newline.
@@ -33,5 +35,5 @@ warned=$(count warned); borked=$(tr '\r' '\n' < "$log" | grep -c '^BORK ' || tru
 if [ $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) -gt 0 ] && ! tr '\r' '\n' < "$log" | grep -q '^FAIL '; then
     tr '\r' '\n' < "$log" | grep -v '^$' | tail -n 30 | sed 's/^/    /'
 fi
-rm -f "$log" /dev/shm/ephpm-"$(id -u)"/phpt_*
+rm -f "$log"; [ $whole = 1 ] && rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*
 echo "phpt: ${passed:-0} passed, $(( ${failed:-0} + ${warned:-0} + ${borked:-0} )) failed, ${skipped:-0} skipped"
