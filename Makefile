@@ -33,7 +33,7 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@command -v cargo >/dev/null || { echo "cargo is missing: install a Rust toolchain (1.86 or newer)"; exit 1; }
-	@$(MAKE) --no-print-directory target/wordpress
+	@$(MAKE) --no-print-directory target/wordpress target/wordpress-theme
 
 # WordPress's files from Debian's package, unpacked and not installed (its dependencies
 # would bring apache2): the object cache's test compares the drop-in with core's own
@@ -42,6 +42,13 @@ target/wordpress:
 	@mkdir -p target/debs
 	@cd target/debs && { apt-get download -qq wordpress 2>/dev/null || { apt-get update -qq && apt-get download -qq wordpress; }; }
 	dpkg-deb -x "$$(ls target/debs/wordpress_*.deb | head -n 1)" target/wordpress.tmp && mv target/wordpress.tmp target/wordpress
+
+# Debian's twentytwentyone theme, unpacked beside it: the site that
+# php-tests/harness/wordpress-pages-suite.sh and bench/wordpress.sh serve through nginx.
+target/wordpress-theme:
+	@mkdir -p target/debs
+	@cd target/debs && { apt-get download -qq wordpress-theme-twentytwentyone 2>/dev/null || { apt-get update -qq && apt-get download -qq wordpress-theme-twentytwentyone; }; }
+	dpkg-deb -x "$$(ls target/debs/wordpress-theme-twentytwentyone_*.deb | head -n 1)" target/wordpress-theme.tmp && mv target/wordpress-theme.tmp target/wordpress-theme
 
 build: deps
 	$(MAKE) --no-print-directory binaries
