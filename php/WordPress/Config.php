@@ -15,6 +15,9 @@ namespace Ephpm\WordPress;
  * - `EPHPM_WP_MAXTTL`: the longest any entry lives, in seconds (0: no cap, the default);
  *   entries set to never expire get it too.
  * - `EPHPM_WP_DISABLED`: true leaves WordPress its own request-local cache.
+ * - `EPHPM_WP_STALE_TRANSIENTS`: seconds a transient past its expiry is still served
+ *   while one process refreshes it (stale-while-revalidate); 0, the default: off, an
+ *   expired transient is a miss for everyone, as in core.
  */
 final class Config
 {
@@ -23,6 +26,7 @@ final class Config
         public readonly string $salt = 'default',
         public readonly int $maxTtl = 0,
         public readonly bool $disabled = false,
+        public readonly int $staleTransients = 0,
     ) {
     }
 
@@ -33,6 +37,7 @@ final class Config
             salt: self::salt(),
             maxTtl: defined('EPHPM_WP_MAXTTL') ? max(0, (int) EPHPM_WP_MAXTTL) : 0,
             disabled: defined('EPHPM_WP_DISABLED') && EPHPM_WP_DISABLED,
+            staleTransients: defined('EPHPM_WP_STALE_TRANSIENTS') ? min(1000000, max(0, (int) EPHPM_WP_STALE_TRANSIENTS)) : 0,
         );
     }
 

@@ -3,6 +3,8 @@
 namespace Ephpm\WordPress;
 
 use Ephpm\Kv;
+use Ephpm\LockUnavailable;
+use Ephpm\MemoLock;
 use Ephpm\StoreException;
 use Ephpm\StoreFull;
 
@@ -46,6 +48,10 @@ class ObjectCache
     /** null: no store for the rest of this request (disabled, missing or failed). */
     private ?Kv $kv = null;
     private bool $logged = false;
+    /** Why the store cannot be used in this request (null: it can, or it is disabled). */
+    private ?string $problem = null;
+    /** remember()'s locks, on the store, made on first use. */
+    private ?MemoLock $locks = null;
     /** What Kv::get() returns for a miss: no stored value is ever this very object. */
     private \stdClass $miss;
 
@@ -57,13 +63,13 @@ class ObjectCache
             return;
         }
         if (!class_exists(Kv::class)) {
-            $this->log('the ephpm extension is not loaded');
+            $this->log($this->problem = 'the ephpm extension is not loaded');
             return;
         }
         try {
             $this->kv = new Kv($config->dsn, $config->prefix());
         } catch (\Throwable $e) {
-            $this->log($e->getMessage());
+            $this->log($this->problem = $e->getMessage());
         }
     }
 
@@ -94,6 +100,54 @@ class ObjectCache
         return $this->kv !== null;
     }
 
+    /** Why the store cannot be used in this request; null when it can (or is disabled). */
+    public function problem(): ?string
+    {
+        return $this->problem;
+    }
+
+    /**
+     * The value of `$key`, computed by `$callback()` and stored when missing, with
+     * stampede protection: of every process (and host, on a shared store) that misses
+     * the key at once, one computes while the others wait for its value, woken when it
+     * is stored (Ephpm\MemoLock::once()). A stored false, null, 0 or '' is a value.
+     * `$callback` that throws stores nothing and releases the lock; the exception
+     * reaches the caller. A wait longer than the lock (30 s), a store that cannot be
+     * used, or a non-persistent group computes in this process, unprotected.
+     */
+    public function remember($key, callable $callback, $group = 'default', $expire = 0): mixed
+    {
+        $value = $this->get($key, $group, false, $found);
+        if ($found) {
+            return $value;
+        }
+        $group = $this->group($group);
+        $storeKey = $this->validKey($key, __FUNCTION__, false) ? $this->storeKey($group, $this->id($key, $group)) : null;
+        $made = false;
+        $make = function () use ($key, $callback, $group, $expire, &$made, &$value) {
+            $value = $callback();
+            $made = true;
+            $this->set($key, $value, $group, $expire);
+            return [$value];
+        };
+        if ($storeKey === null || $this->kv === null) {
+            return $make()[0];
+        }
+        try {
+            $this->locks ??= new MemoLock($this->kv, 30000, 30000);
+            return $this->locks->once('wp:' . $storeKey, function () use ($key, $group) {
+                $value = $this->get($key, $group, true, $found);
+                return $found ? [$value] : null;
+            }, $make)[0];
+        } catch (LockUnavailable $e) {
+            if ($made) {
+                return $value; // computed; only the lock's release failed
+            }
+            $this->log($e->getMessage(), 'computed without stampede protection');
+            return $make()[0];
+        }
+    }
+
     public function add($key, $data, $group = 'default', $expire = 0): bool
     {
         if (function_exists('wp_suspend_cache_addition') && wp_suspend_cache_addition()) {
@@ -113,7 +167,7 @@ class ObjectCache
                 // Added without a TTL, then given one: on shm an entry added with a TTL is a
                 // lock, never evicted before it expires, and a cache entry must stay evictable.
                 $added = $this->kv->add($storeKey, $data, 0);
-                if ($added && ($ttl = $this->ttl($expire)) > 0) {
+                if ($added && ($ttl = $this->storeTtl($group, $storeKey, $expire)) > 0) {
                     $this->kv->expire($storeKey, $ttl);
                 }
             } catch (StoreFull $e) {
@@ -177,7 +231,7 @@ class ObjectCache
             return true;
         }
         try {
-            $this->kv->set($storeKey, $data, $this->ttl($expire));
+            $this->kv->set($storeKey, $data, $this->storeTtl($group, $storeKey, $expire));
             return true;
         } catch (StoreFull $e) {
             // The store kept the old value: remove it, or other processes would read it.
@@ -220,7 +274,7 @@ class ObjectCache
         $storeKey = ($force || !$this->hasLocal($group, $id)) ? $this->storeKey($group, $id) : null;
         if ($storeKey !== null) {
             $value = $this->call(fn (Kv $kv) => $kv->get($storeKey, $this->miss), $this->miss);
-            if ($value !== $this->miss) {
+            if ($value !== $this->miss && !$this->electedToRefresh($group, $storeKey)) {
                 $this->cache[$group][$id] = $value;
             } elseif ($this->kv !== null) {
                 unset($this->cache[$group][$id]); // a forced read found it gone
@@ -241,6 +295,13 @@ class ObjectCache
     public function get_multiple($keys, $group = 'default', $force = false): array
     {
         $group = $this->group($group);
+        if ($this->staleGroup($group)) {
+            $out = []; // each key's age decides, as in get()
+            foreach ($keys as $key) {
+                $out[$key] = $this->get($key, $group, $force);
+            }
+            return $out;
+        }
         $wanted = []; // store key => id
         foreach ($keys as $key) {
             if (!$this->validKey($key, __FUNCTION__)) {
@@ -511,7 +572,7 @@ class ObjectCache
     private function fail(StoreException $e): void
     {
         $this->kv = null;
-        $this->log($e->getMessage());
+        $this->log($this->problem = $e->getMessage());
     }
 
     /** One line per request, however many calls fail. */
@@ -558,6 +619,47 @@ class ObjectCache
             );
         }
         return false;
+    }
+
+    /**
+     * Stale transients (EPHPM_WP_STALE_TRANSIENTS, seconds): a transient that expires is
+     * kept that much longer in the store, and while it is in that extra time the store's
+     * own TTL (monotonic, the same for every host of a shared store) says it is stale.
+     */
+    private function staleGroup(string $group): bool
+    {
+        return $this->config->staleTransients > 0 && ($group === 'transient' || $group === 'site-transient');
+    }
+
+    /** The TTL a value is stored with: a stale transient's lifetime plus its grace. */
+    private function storeTtl(string $group, string $storeKey, $expire): int
+    {
+        $ttl = $this->ttl($expire);
+        if ($ttl > 0 && $this->staleGroup($group)) {
+            $ttl += $this->config->staleTransients;
+            // A new value: its own expiry elects its own refresher.
+            $this->call(fn (Kv $kv) => $kv->delete('r:' . $storeKey), false);
+        }
+        return $ttl;
+    }
+
+    /**
+     * Whether this process is the one to refresh a stale transient that it just read:
+     * the first to add the key's election entry (kept at most 30 s, so a refresher that
+     * dies is replaced) gets a miss, regenerates the transient and sets it, as WordPress
+     * code does on a miss; every other process is served the stale value meanwhile.
+     */
+    private function electedToRefresh(string $group, string $storeKey): bool
+    {
+        if (!$this->staleGroup($group)) {
+            return false;
+        }
+        $left = $this->call(fn (Kv $kv) => $kv->ttl($storeKey), null);
+        if ($left === null || $left < 0 || $left > $this->config->staleTransients) {
+            return false; // fresh, never expiring, or gone since the read
+        }
+        $hold = min(30, $this->config->staleTransients);
+        return $this->call(fn (Kv $kv) => $kv->add('r:' . $storeKey, 1, $hold), false);
     }
 
     /** Seconds for the store: 0 is never, negatives are 0, EPHPM_WP_MAXTTL caps all. */

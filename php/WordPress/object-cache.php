@@ -14,11 +14,13 @@
  * as it does without a persistent cache) after one line in the error log.
  */
 
-$ephpm_wp_ready = (static function (): bool {
+$ephpm_wp_problem = null; // why the drop-in cannot serve, for the admin notice
+$ephpm_wp_ready = (static function () use (&$ephpm_wp_problem): bool {
     if (defined('EPHPM_WP_DISABLED') && EPHPM_WP_DISABLED) {
         return false;
     }
     if (!class_exists(\Ephpm\Kv::class)) {
+        $ephpm_wp_problem = 'the ephpm extension is not loaded';
         error_log('ephpm object cache: the ephpm extension is not loaded; WordPress uses its own request-local cache');
         return false;
     }
@@ -35,6 +37,7 @@ $ephpm_wp_ready = (static function (): bool {
         }
     }
     if (!class_exists(\Ephpm\WordPress\ObjectCache::class, false)) {
+        $ephpm_wp_problem = 'Ephpm\\WordPress\\ObjectCache not found (set EPHPM_WP_PATH to the folder of ObjectCache.php)';
         error_log('ephpm object cache: Ephpm\WordPress\ObjectCache not found (set EPHPM_WP_PATH to the folder of ObjectCache.php); WordPress uses its own request-local cache');
         return false;
     }
@@ -167,6 +170,18 @@ if ($ephpm_wp_ready) :
         $wp_object_cache->switch_to_blog($blog_id);
     }
 
+    /**
+     * Not core's: the value of `$key`, computed by `$callback()` when missing, with one
+     * process computing a cold key and the others (every process and host of the store)
+     * waiting for its value. See Ephpm\WordPress\ObjectCache::remember(). Named ephpm_*
+     * because plugins define wp_cache_remember() themselves, with different signatures.
+     */
+    function ephpm_cache_remember($key, callable $callback, $group = '', $expire = 0)
+    {
+        global $wp_object_cache;
+        return $wp_object_cache->remember($key, $callback, $group, (int) $expire);
+    }
+
     /** @deprecated 3.5.0 Use wp_cache_switch_to_blog(). */
     function wp_cache_reset()
     {
@@ -178,4 +193,25 @@ if ($ephpm_wp_ready) :
     }
 
 endif;
-unset($ephpm_wp_ready);
+
+// An administrator is told, on every admin page, when the store cannot serve (the
+// extension missing, the store unreachable): the site keeps running on its request cache.
+if (function_exists('add_action')) {
+    $ephpm_wp_notice = static function () use ($ephpm_wp_problem): void {
+        $cache = $GLOBALS['wp_object_cache'] ?? null;
+        $why = $ephpm_wp_problem ?? ($cache instanceof \Ephpm\WordPress\ObjectCache ? $cache->problem() : null);
+        if ($why === null || !current_user_can(is_network_admin() ? 'manage_network_options' : 'manage_options')) {
+            return;
+        }
+        printf(
+            '<div class="notice notice-error"><p><strong>%s</strong> %s</p><p>%s</p></div>',
+            esc_html__('ephpm object cache:', 'ephpm-object-cache'),
+            esc_html__('the persistent object cache is not in use; WordPress runs on its request-local cache.', 'ephpm-object-cache'),
+            esc_html($why),
+        );
+    };
+    add_action('admin_notices', $ephpm_wp_notice);
+    add_action('network_admin_notices', $ephpm_wp_notice);
+    unset($ephpm_wp_notice);
+}
+unset($ephpm_wp_ready, $ephpm_wp_problem);
