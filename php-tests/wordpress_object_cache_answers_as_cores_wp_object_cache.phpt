@@ -10,8 +10,9 @@ ephpm.shm_size=8M
 --FILE--
 <?php
 const MULTISITE = true;
-require __DIR__ . '/harness/wordpress.inc';
+// Core's class first: the drop-in names its own class WP_Object_Cache only where core's is not there.
 require (getenv('EPHPM_WORDPRESS') ?: '/usr/share/wordpress') . '/wp-includes/class-wp-object-cache.php';
+require __DIR__ . '/harness/wordpress.inc';
 
 $post = new stdClass();
 $post->ID = 7;

@@ -55,8 +55,20 @@ class ObjectCache
     /** What Kv::get() returns for a miss: no stored value is ever this very object. */
     private \stdClass $miss;
 
-    public function __construct(private Config $config, private bool $multisite = false, int $blogId = 1)
+    private Config $config;
+    private bool $multisite;
+
+    /**
+     * Without a Config, as code makes a cache with `new WP_Object_Cache()` (core's own tests
+     * make a second one so): wp-config.php's settings, and the network and blog WordPress
+     * is on. With one: a single site unless told otherwise.
+     */
+    public function __construct(?Config $config = null, ?bool $multisite = null, ?int $blogId = null)
     {
+        $fromWordPress = $config === null;
+        $this->config = $config ??= Config::fromConstants();
+        $this->multisite = $multisite ??= $fromWordPress && function_exists('is_multisite') && is_multisite();
+        $blogId ??= $fromWordPress && function_exists('get_current_blog_id') ? get_current_blog_id() : 1;
         $this->miss = new \stdClass();
         $this->blogPrefix = $multisite ? $blogId . ':' : '';
         if ($config->disabled) {
@@ -92,6 +104,33 @@ class ObjectCache
     public function __isset(string $name): bool
     {
         return $this->__get($name) !== null;
+    }
+
+    /**
+     * Core's cache lets them be written by name too, and code does (WordPress's own test
+     * suite empties `$wp_object_cache->cache` before each test): writing `cache` replaces
+     * this request's copy (the store keeps its values); a name this class does not
+     * declare is a property of its own, as on core's class (the test suite also sets
+     * memcached's `group_ops` and `stats`).
+     */
+    public function __set(string $name, mixed $value): void
+    {
+        match ($name) {
+            'cache' => $this->cache = (array) $value,
+            'global_groups' => $this->globalGroups = (array) $value,
+            'non_persistent_groups' => $this->nonPersistentGroups = (array) $value,
+            'blog_prefix' => $this->blogPrefix = (string) $value,
+            'multisite' => $this->multisite = (bool) $value,
+            default => property_exists($this, $name) ? null : $this->$name = $value,
+        };
+    }
+
+    public function __unset(string $name): void
+    {
+        match ($name) {
+            'cache', 'global_groups', 'non_persistent_groups' => $this->__set($name, []),
+            default => null,
+        };
     }
 
     /** Whether values reach the store (false: request-local only). */

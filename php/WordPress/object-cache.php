@@ -46,6 +46,13 @@ $ephpm_wp_ready = (static function () use (&$ephpm_wp_problem): bool {
 
 if ($ephpm_wp_ready) :
 
+    // Code written for core's cache and for other drop-ins names the class: WordPress's
+    // own tests make `new WP_Object_Cache()`, plugins check `instanceof WP_Object_Cache`.
+    // Core declares it only without a drop-in, so the name is free here.
+    if (!class_exists('WP_Object_Cache', false)) {
+        class_alias(\Ephpm\WordPress\ObjectCache::class, 'WP_Object_Cache');
+    }
+
     function wp_cache_init()
     {
         $GLOBALS['wp_object_cache'] = new \Ephpm\WordPress\ObjectCache(
