@@ -58,7 +58,7 @@ build: deps
 binaries:
 	cargo build --release
 	install -m 0755 target/release/libephpm.so $(SO)
-	cargo build --release --no-default-features --features node --bin ephpm-node --bin ephpm
+	cargo build --release --no-default-features --features node --bin ephpm-node --bin ephpm --bin ephpm-resp
 
 demo: build
 	$(PHP) examples/demo.php

@@ -14,6 +14,7 @@
 //! - `session`   the locking session handler behind both PHP entry points
 //! - `cluster`   the gossip cluster's node: membership, placement, owner-decided
 //!   writes, replication and hand-off (`store::cluster` is its PHP processes' side)
+//! - `resp`      (feature `node`) the store over the Redis protocol, for `ephpm-resp`
 //! - `runtime`   the background tokio runtime: one per process, lazy, fork-aware
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
@@ -26,6 +27,8 @@ pub mod config;
 pub mod keyspace;
 pub mod lock;
 pub mod memo;
+#[cfg(feature = "node")]
+pub mod resp;
 pub mod runtime;
 pub mod rwlock;
 pub mod session;

@@ -1,0 +1,242 @@
+//! What monitoring tools and client libraries ask the server about itself: INFO,
+//! COMMAND, CONFIG GET, TIME.
+
+use std::fmt::Write;
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::{Ctx, Done, Hold, NOAUTH, Spec, all, err, unknown_subcommand};
+use crate::resp::glob;
+use crate::resp::server::Server;
+
+/// The Redis version clients are told (some choose their commands by it): the one whose
+/// string commands, options and replies this server gives.
+pub const REDIS_VERSION: &str = "7.0.0";
+
+const fn spec(
+    name: &'static str,
+    arity: i32,
+    flags: u8,
+    run: fn(&mut Ctx, &[&[u8]]) -> Done,
+) -> Spec {
+    Spec {
+        name,
+        arity,
+        flags,
+        hold: Hold::Shared,
+        keys: (0, 0, 0),
+        run,
+    }
+}
+
+pub const COMMANDS: &[Spec] = &[
+    spec("info", -1, 0, info),
+    spec("command", -1, NOAUTH, command),
+    spec("config", -2, 0, config),
+    spec("time", 1, 0, time),
+];
+
+/// The INFO sections, in Redis' order.
+const SECTIONS: &[&str] = &["server", "clients", "memory", "stats", "keyspace"];
+
+fn info(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let wanted: Vec<String> = a[1..]
+        .iter()
+        .map(|w| String::from_utf8_lossy(w).to_ascii_lowercase())
+        .collect();
+    let every = wanted.is_empty()
+        || wanted
+            .iter()
+            .any(|w| w == "all" || w == "everything" || w == "default");
+    let stats = ctx.server.call(|s| s.stats())?;
+    let mut out = String::new();
+    for &section in SECTIONS {
+        if !every && !wanted.iter().any(|w| w == section) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        section_text(ctx.server, section, &stats, &mut out);
+    }
+    ctx.conn.reply.text(&out);
+    Ok(())
+}
+
+fn section_text(server: &Server, section: &str, stats: &crate::store::Stats, out: &mut String) {
+    let c = &server.counters;
+    // Writing into a String cannot fail.
+    let _ = match section {
+        "server" => write!(
+            out,
+            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nephpm_version:{}\r\nephpm_store:{}\r\nos:{} {}\r\narch_bits:64\r\nprocess_id:{}\r\ntcp_port:0\r\nlistening:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n",
+            env!("CARGO_PKG_VERSION"),
+            server.store.describe(),
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+            std::process::id(),
+            server.listening.join(","),
+            server.started.elapsed().as_secs(),
+            server.started.elapsed().as_secs() / 86400,
+        ),
+        "clients" => write!(
+            out,
+            "# Clients\r\nconnected_clients:{}\r\nmaxclients:{}\r\nblocked_clients:0\r\n",
+            server.clients().len(),
+            server.settings.max_clients,
+        ),
+        "memory" => write!(
+            out,
+            "# Memory\r\nused_memory:{}\r\nused_memory_human:{}\r\nmaxmemory:{}\r\nmaxmemory_human:{}\r\nmaxmemory_policy:allkeys-lru\r\n",
+            stats.memory_used,
+            human(stats.memory_used),
+            stats.memory_size,
+            human(stats.memory_size),
+        ),
+        "stats" => write!(
+            out,
+            "# Stats\r\ntotal_connections_received:{}\r\nrejected_connections:{}\r\ntotal_commands_processed:{}\r\nauth_failures:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n",
+            c.connections_received.load(Relaxed),
+            c.rejected_connections.load(Relaxed),
+            c.commands_processed.load(Relaxed),
+            c.auth_failures.load(Relaxed),
+            stats.hits,
+            stats.misses,
+            stats.evictions,
+            stats.expirations,
+            server.hub.channels(None).len(),
+            server.hub.numpat(),
+        ),
+        _ => write!(
+            out,
+            "# Keyspace\r\ndb0:keys={},expires=0,avg_ttl=0\r\n",
+            stats.entries
+        ),
+    };
+}
+
+fn human(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 => format!("{:.2}G", b as f64 / (1u64 << 30) as f64),
+        b if b >= 1 << 20 => format!("{:.2}M", b as f64 / (1u64 << 20) as f64),
+        b if b >= 1 << 10 => format!("{:.2}K", b as f64 / 1024.0),
+        b => format!("{b}B"),
+    }
+}
+
+/// COMMAND [COUNT | INFO name… | DOCS [name…] | LIST]: enough for redis-cli's hints and
+/// for clients that read key positions.
+fn command(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let sub = a.get(1).map(|w| w.to_ascii_uppercase());
+    match sub.as_deref() {
+        None => {
+            let specs: Vec<_> = all().collect();
+            ctx.conn.reply.array(specs.len());
+            for s in specs {
+                describe(ctx, s);
+            }
+        }
+        Some(b"COUNT") => ctx.conn.reply.int(all().count() as i64),
+        Some(b"LIST") => {
+            let names: Vec<_> = all().map(|s| s.name).collect();
+            ctx.conn.reply.array(names.len());
+            for n in names {
+                ctx.conn.reply.bulk(n.as_bytes());
+            }
+        }
+        Some(b"INFO") => {
+            ctx.conn.reply.array(a.len() - 2);
+            for name in &a[2..] {
+                match super::lookup(name) {
+                    Some(s) => describe(ctx, s),
+                    None => ctx.conn.reply.null_array(),
+                }
+            }
+        }
+        // No documentation is served; an empty map tells redis-cli to go without hints.
+        Some(b"DOCS") => ctx.conn.reply.map(0),
+        Some(_) => return Err(unknown_subcommand("command", a[1])),
+    }
+    Ok(())
+}
+
+/// One command as COMMAND describes it: name, arity, flags, first key, last key, step.
+fn describe(ctx: &mut Ctx, s: &Spec) {
+    let r = &mut ctx.conn.reply;
+    r.array(6);
+    r.bulk(s.name.as_bytes());
+    r.int(s.arity.into());
+    let mut flags = vec![if s.flags & super::WRITE != 0 {
+        "write"
+    } else {
+        "readonly"
+    }];
+    if s.flags & NOAUTH != 0 {
+        flags.push("noauth");
+    }
+    if s.flags & super::PUBSUB != 0 {
+        flags.push("pubsub");
+    }
+    r.set(flags.len());
+    for f in flags {
+        r.simple(f);
+    }
+    r.int(s.keys.0.into());
+    r.int(s.keys.1.into());
+    r.int(s.keys.2.into());
+}
+
+/// CONFIG GET pattern… answers the settings clients probe; CONFIG SET and the rest are
+/// refused (the server's settings are its command line's).
+fn config(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let sub = a[1].to_ascii_uppercase();
+    match sub.as_slice() {
+        b"GET" if a.len() > 2 => {
+            let size = ctx.server.call(|s| s.stats())?.memory_size;
+            let s = &ctx.server.settings;
+            let settings = [
+                ("databases", "1".to_string()),
+                ("maxmemory", size.to_string()),
+                ("maxmemory-policy", "allkeys-lru".into()),
+                ("maxclients", s.max_clients.to_string()),
+                (
+                    "timeout",
+                    s.idle_timeout.map_or(0, |d| d.as_secs()).to_string(),
+                ),
+                ("proto-max-bulk-len", s.limits.max_bulk.to_string()),
+                ("save", String::new()),
+                ("appendonly", "no".into()),
+                ("cluster-enabled", "no".into()),
+            ];
+            let found: Vec<_> = settings
+                .iter()
+                .filter(|(name, _)| {
+                    a[2..]
+                        .iter()
+                        .any(|p| glob::matches(&p.to_ascii_lowercase(), name.as_bytes()))
+                })
+                .collect();
+            ctx.conn.reply.map(found.len());
+            for (name, value) in found {
+                ctx.conn.reply.bulk(name.as_bytes());
+                ctx.conn.reply.bulk(value.as_bytes());
+            }
+            Ok(())
+        }
+        b"SET" | b"RESETSTAT" | b"REWRITE" => Err(err(format!(
+            "ERR CONFIG {} is not supported: ephpm-resp takes its settings from its command line",
+            String::from_utf8_lossy(&sub)
+        ))),
+        _ => Err(unknown_subcommand("config", a[1])),
+    }
+}
+
+fn time(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let r = &mut ctx.conn.reply;
+    r.array(2);
+    r.bulk(now.as_secs().to_string().as_bytes());
+    r.bulk(now.subsec_micros().to_string().as_bytes());
+    Ok(())
+}

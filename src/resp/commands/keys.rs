@@ -1,0 +1,359 @@
+//! Keys: existence, lifetimes, and walking the keyspace. Every key of the store is one
+//! Redis string key in database 0: PHP's entries, sessions and locks included (KEYS and
+//! SCAN show them all, as `ephpm keys` does).
+
+use std::time::Duration;
+
+use super::strings::now_ms;
+use super::{Ctx, Done, Fail, Hold, Spec, WRITE, err, int, syntax};
+use crate::resp::glob;
+use crate::store::{KeyTtl, ScanEntry};
+
+const fn spec(
+    name: &'static str,
+    arity: i32,
+    flags: u8,
+    hold: Hold,
+    keys: (i32, i32, i32),
+    run: fn(&mut Ctx, &[&[u8]]) -> Done,
+) -> Spec {
+    Spec {
+        name,
+        arity,
+        flags,
+        hold,
+        keys,
+        run,
+    }
+}
+
+const ONE: (i32, i32, i32) = (1, 1, 1);
+const ALL: (i32, i32, i32) = (1, -1, 1);
+const NONE: (i32, i32, i32) = (0, 0, 0);
+
+pub const COMMANDS: &[Spec] = &[
+    spec("del", -2, WRITE, Hold::Shared, ALL, del),
+    spec("unlink", -2, WRITE, Hold::Shared, ALL, del),
+    spec("exists", -2, 0, Hold::Shared, ALL, exists),
+    spec("type", 2, 0, Hold::Shared, ONE, kind),
+    spec(
+        "expire",
+        -3,
+        WRITE,
+        Hold::AloneIf(has_condition),
+        ONE,
+        expire,
+    ),
+    spec(
+        "pexpire",
+        -3,
+        WRITE,
+        Hold::AloneIf(has_condition),
+        ONE,
+        pexpire,
+    ),
+    spec(
+        "expireat",
+        -3,
+        WRITE,
+        Hold::AloneIf(has_condition),
+        ONE,
+        expireat,
+    ),
+    spec(
+        "pexpireat",
+        -3,
+        WRITE,
+        Hold::AloneIf(has_condition),
+        ONE,
+        pexpireat,
+    ),
+    spec("ttl", 2, 0, Hold::Shared, ONE, ttl),
+    spec("pttl", 2, 0, Hold::Shared, ONE, pttl),
+    spec("expiretime", 2, 0, Hold::Shared, ONE, expiretime),
+    spec("pexpiretime", 2, 0, Hold::Shared, ONE, pexpiretime),
+    spec("persist", 2, WRITE, Hold::Alone, ONE, persist),
+    spec("keys", 2, 0, Hold::Shared, NONE, keys),
+    spec("scan", -2, 0, Hold::Shared, NONE, scan),
+    spec("randomkey", 1, 0, Hold::Shared, NONE, randomkey),
+    spec("dbsize", 1, 0, Hold::Shared, NONE, dbsize),
+    spec("flushdb", -1, WRITE, Hold::Alone, NONE, flush),
+    spec("flushall", -1, WRITE, Hold::Alone, NONE, flush),
+];
+
+fn del(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let mut n = 0;
+    for key in &a[1..] {
+        n += i64::from(ctx.server.call(|s| s.del(key))?);
+    }
+    ctx.conn.reply.int(n);
+    Ok(())
+}
+
+fn exists(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let mut n = 0;
+    for key in &a[1..] {
+        n += i64::from(ctx.server.call(|s| s.exists(key))?);
+    }
+    ctx.conn.reply.int(n);
+    Ok(())
+}
+
+/// Every value is a string to Redis clients (`text.rs`).
+fn kind(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let there = ctx.server.call(|s| s.exists(a[1]))?;
+    ctx.conn.reply.simple(if there { "string" } else { "none" });
+    Ok(())
+}
+
+fn has_condition(a: &[&[u8]]) -> bool {
+    a.len() > 3
+}
+
+/// EXPIRE and its kin: `when` turns the argument into a lifetime from now (`None`: the
+/// time is already past, and the key goes).
+fn set_expiry(
+    ctx: &mut Ctx,
+    a: &[&[u8]],
+    command: &str,
+    when: fn(i64) -> Option<Option<i64>>,
+) -> Done {
+    let n = int(a[2])?;
+    let Some(left_ms) = when(n) else {
+        return Err(err(format!(
+            "ERR invalid expire time in '{command}' command"
+        )));
+    };
+    let (mut nx, mut xx, mut gt, mut lt) = (false, false, false, false);
+    for w in &a[3..] {
+        match w.to_ascii_uppercase().as_slice() {
+            b"NX" => nx = true,
+            b"XX" => xx = true,
+            b"GT" => gt = true,
+            b"LT" => lt = true,
+            _ => {
+                return Err(err(format!(
+                    "ERR Unsupported option {}",
+                    String::from_utf8_lossy(w)
+                )));
+            }
+        }
+    }
+    if nx && (xx || gt || lt) {
+        return Err(err(
+            "ERR NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if gt && lt {
+        return Err(err(
+            "ERR GT and LT options at the same time are not compatible",
+        ));
+    }
+    if nx || xx || gt || lt {
+        // A key without a lifetime has an infinite one, for GT and LT.
+        let current = match ctx.server.call(|s| s.ttl(a[1]))? {
+            KeyTtl::Missing => return Ok(ctx.conn.reply.int(0)),
+            KeyTtl::Persistent => None,
+            KeyTtl::Remaining(d) => Some(d.as_millis() as i64),
+        };
+        let new = left_ms.unwrap_or(0);
+        let allowed = match current {
+            None => nx || lt,
+            Some(c) => !nx && (!gt || new > c) && (!lt || new < c),
+        };
+        if !allowed {
+            ctx.conn.reply.int(0);
+            return Ok(());
+        }
+    }
+    let done = match left_ms {
+        Some(ms) if ms > 0 => ctx
+            .server
+            .call(|s| s.expire(a[1], Some(Duration::from_millis(ms as u64))))?,
+        _ => ctx.server.call(|s| s.del(a[1]))?,
+    };
+    ctx.conn.reply.int(i64::from(done));
+    Ok(())
+}
+
+/// Milliseconds left until a time (`n` in `unit_ms` from now or from the epoch).
+fn left(n: i64, unit_ms: i64, absolute: bool) -> Option<Option<i64>> {
+    let ms = n.checked_mul(unit_ms)?;
+    Some(Some(if absolute {
+        ms.checked_sub(now_ms())?
+    } else {
+        ms
+    }))
+}
+
+fn expire(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    set_expiry(ctx, a, "expire", |n| left(n, 1000, false))
+}
+
+fn pexpire(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    set_expiry(ctx, a, "pexpire", |n| left(n, 1, false))
+}
+
+fn expireat(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    set_expiry(ctx, a, "expireat", |n| left(n, 1000, true))
+}
+
+fn pexpireat(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    set_expiry(ctx, a, "pexpireat", |n| left(n, 1, true))
+}
+
+/// -2 absent, -1 no lifetime, else what `shown` makes of the milliseconds left.
+fn lifetime(ctx: &mut Ctx, key: &[u8], shown: fn(i64) -> i64) -> Done {
+    let n = match ctx.server.call(|s| s.ttl(key))? {
+        KeyTtl::Missing => -2,
+        KeyTtl::Persistent => -1,
+        KeyTtl::Remaining(d) => shown(d.as_millis() as i64),
+    };
+    ctx.conn.reply.int(n);
+    Ok(())
+}
+
+fn ttl(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    lifetime(ctx, a[1], |ms| (ms + 500) / 1000)
+}
+
+fn pttl(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    lifetime(ctx, a[1], |ms| ms)
+}
+
+fn expiretime(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    lifetime(ctx, a[1], |ms| (now_ms() + ms) / 1000)
+}
+
+fn pexpiretime(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    lifetime(ctx, a[1], |ms| now_ms() + ms)
+}
+
+fn persist(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let had = matches!(ctx.server.call(|s| s.ttl(a[1]))?, KeyTtl::Remaining(_));
+    if had {
+        ctx.server.call(|s| s.expire(a[1], None))?;
+    }
+    ctx.conn.reply.int(i64::from(had));
+    Ok(())
+}
+
+/// One batch of the store's walk from `cursor`, of the keys `pattern` matches.
+fn walk(ctx: &Ctx, pattern: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64, Fail> {
+    let start = out.len();
+    let next = ctx
+        .server
+        .call(|s| s.scan(glob::literal_prefix(pattern), cursor, out))?;
+    let mut i = start;
+    while i < out.len() {
+        if glob::matches(pattern, &out[i].key) {
+            i += 1;
+        } else {
+            out.swap_remove(i);
+        }
+    }
+    Ok(next)
+}
+
+fn keys(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let mut found = Vec::new();
+    let mut cursor = 0;
+    loop {
+        cursor = walk(ctx, a[1], cursor, &mut found)?;
+        if cursor == 0 {
+            break;
+        }
+    }
+    ctx.conn.reply.array(found.len());
+    for e in found {
+        ctx.conn.reply.bulk(&e.key);
+    }
+    Ok(())
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT n] [TYPE type]: the cursor is the store's (a
+/// shard number), so a key present for the whole walk is shown, once.
+fn scan(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    let cursor = std::str::from_utf8(a[1])
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .ok_or_else(|| err("ERR invalid cursor"))?;
+    let (mut pattern, mut count, mut strings) = (&b"*"[..], 10i64, true);
+    let mut i = 2;
+    while i < a.len() {
+        let value = a.get(i + 1).ok_or_else(syntax)?;
+        match a[i].to_ascii_uppercase().as_slice() {
+            b"MATCH" => pattern = value,
+            b"COUNT" => {
+                count = int(value)?;
+                if count < 1 {
+                    return Err(syntax());
+                }
+            }
+            b"TYPE" => strings = value.eq_ignore_ascii_case(b"string"),
+            _ => return Err(syntax()),
+        }
+        i += 2;
+    }
+    let mut found = Vec::new();
+    let mut next = cursor;
+    loop {
+        next = walk(ctx, pattern, next, &mut found)?;
+        if next == 0 || found.len() as i64 >= count {
+            break;
+        }
+    }
+    if !strings {
+        found.clear();
+    }
+    let r = &mut ctx.conn.reply;
+    r.array(2);
+    r.bulk(next.to_string().as_bytes());
+    r.array(found.len());
+    for e in found {
+        r.bulk(&e.key);
+    }
+    Ok(())
+}
+
+fn randomkey(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    let shards = ctx.server.call(|s| s.stats())?.shards.max(1);
+    // Where to start is not a secret: the clock's nanoseconds spread it well enough.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos() as u64);
+    let mut found = Vec::new();
+    for start in [nanos % shards, 0] {
+        let mut cursor = start;
+        loop {
+            cursor = walk(ctx, b"*", cursor, &mut found)?;
+            if cursor == 0 || !found.is_empty() {
+                break;
+            }
+        }
+        if let Some(e) = found.get(nanos as usize % found.len().max(1)) {
+            ctx.conn.reply.bulk(&e.key);
+            return Ok(());
+        }
+    }
+    ctx.conn.reply.null();
+    Ok(())
+}
+
+fn dbsize(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    let n = ctx.server.call(|s| s.stats())?.entries;
+    ctx.conn.reply.int(n as i64);
+    Ok(())
+}
+
+/// FLUSHDB and FLUSHALL [ASYNC|SYNC]: the whole store, PHP's entries included.
+fn flush(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    match a.get(1).map(|w| w.to_ascii_uppercase()) {
+        None => {}
+        Some(w) if a.len() == 2 && (w == b"ASYNC" || w == b"SYNC") => {}
+        Some(_) => return Err(syntax()),
+    }
+    ctx.server.call(|s| s.clear(b""))?;
+    ctx.conn.reply.ok();
+    Ok(())
+}

@@ -1,0 +1,248 @@
+//! The command table and the one path every request takes: look the command up, check
+//! its arity, authentication, pub/sub mode and MULTI, take the server's lock the
+//! command needs, run it, and turn a failure into the error reply Redis would give.
+
+mod connection;
+mod info;
+mod keys;
+mod locks;
+mod multi;
+mod pubsub;
+mod strings;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::conn::Conn;
+use super::reply::Proto;
+use super::server::{Server, lock};
+use super::text;
+use crate::store::StoreError;
+
+/// A command may run before AUTH.
+pub const NOAUTH: u8 = 1;
+/// It writes (COMMAND INFO's "write"; otherwise "readonly" for key commands).
+pub const WRITE: u8 = 2;
+/// A RESP2 client in subscribed mode may send it.
+pub const PUBSUB: u8 = 4;
+/// Inside MULTI it runs at once instead of being queued (EXEC, DISCARD, WATCH…).
+pub const NOQUEUE: u8 = 8;
+
+/// Which of the server's locks a command holds while it runs.
+#[derive(Clone, Copy)]
+pub enum Hold {
+    /// Alongside other commands.
+    Shared,
+    /// Alone among this server's commands: it reads, decides and writes.
+    Alone,
+    /// Alone when the function says so of its arguments (SET with XX, GET or KEEPTTL).
+    AloneIf(fn(&[&[u8]]) -> bool),
+}
+
+pub struct Spec {
+    /// Lowercase, as COMMAND shows it.
+    pub name: &'static str,
+    /// Redis' convention: n exactly, -n at least n (the name counted).
+    pub arity: i32,
+    pub flags: u8,
+    pub hold: Hold,
+    /// Key positions for COMMAND (first, last: -1 the last argument, step).
+    pub keys: (i32, i32, i32),
+    pub run: fn(&mut Ctx, &[&[u8]]) -> Done,
+}
+
+/// A command's outcome: it wrote its reply, or it failed with this.
+pub type Done = Result<(), Fail>;
+
+#[derive(Debug)]
+pub enum Fail {
+    /// An error reply, its code first ("ERR …").
+    Reply(String),
+    Store(StoreError),
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Self {
+        Fail::Store(e)
+    }
+}
+
+pub fn err(text: impl Into<String>) -> Fail {
+    Fail::Reply(text.into())
+}
+
+pub fn syntax() -> Fail {
+    err("ERR syntax error")
+}
+
+pub fn not_an_integer() -> Fail {
+    err("ERR value is not an integer or out of range")
+}
+
+/// What a command runs with.
+pub struct Ctx<'a> {
+    pub server: &'a Server,
+    pub conn: &'a mut Conn,
+}
+
+/// An argument as a 64-bit integer.
+pub fn int(arg: &[u8]) -> Result<i64, Fail> {
+    text::parse_int(arg).ok_or_else(not_an_integer)
+}
+
+/// An argument as a positive count of seconds or milliseconds, as a TTL.
+pub fn positive_ttl(arg: &[u8], unit_ms: u64, command: &str) -> Result<Duration, Fail> {
+    let n = int(arg)?;
+    if n <= 0 {
+        return Err(err(format!(
+            "ERR invalid expire time in '{command}' command"
+        )));
+    }
+    (n as u64)
+        .checked_mul(unit_ms)
+        .map(Duration::from_millis)
+        .ok_or_else(|| err(format!("ERR invalid expire time in '{command}' command")))
+}
+
+fn table() -> &'static HashMap<&'static str, &'static Spec> {
+    static TABLE: OnceLock<HashMap<&'static str, &'static Spec>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        [
+            strings::COMMANDS,
+            keys::COMMANDS,
+            connection::COMMANDS,
+            info::COMMANDS,
+            pubsub::COMMANDS,
+            multi::COMMANDS,
+            locks::COMMANDS,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|s| (s.name, s))
+        .collect()
+    })
+}
+
+/// Every command, for COMMAND.
+pub fn all() -> impl Iterator<Item = &'static Spec> {
+    table().values().copied()
+}
+
+/// The command a request names, its name in any case.
+pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
+    let mut lower = [0u8; 24];
+    let lower = lower.get_mut(..name.len())?;
+    lower.copy_from_slice(name);
+    lower.make_ascii_lowercase();
+    table().get(std::str::from_utf8(lower).ok()?).copied()
+}
+
+/// The arity rule of `spec` allows `n` words.
+fn arity_ok(spec: &Spec, n: usize) -> bool {
+    let n = n as i32;
+    if spec.arity >= 0 {
+        n == spec.arity
+    } else {
+        n >= -spec.arity
+    }
+}
+
+/// Answers one request.
+pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
+    use std::sync::atomic::Ordering::Relaxed;
+    server.counters.commands_processed.fetch_add(1, Relaxed);
+    let Some(spec) = lookup(args[0]) else {
+        let shown: Vec<String> = args[1..]
+            .iter()
+            .take(8)
+            .map(|a| format!("'{}'", String::from_utf8_lossy(a)))
+            .collect();
+        refuse(
+            conn,
+            &format!(
+                "ERR unknown command '{}', with args beginning with: {}",
+                String::from_utf8_lossy(args[0]),
+                shown.join(" ")
+            ),
+        );
+        return;
+    };
+    if !conn.authed && spec.flags & NOAUTH == 0 {
+        conn.reply.error("NOAUTH Authentication required.");
+        return;
+    }
+    if !arity_ok(spec, args.len()) {
+        let msg = format!("ERR wrong number of arguments for '{}' command", spec.name);
+        refuse(conn, &msg);
+        return;
+    }
+    if conn.subscribed() && conn.reply.proto == Proto::Resp2 && spec.flags & PUBSUB == 0 {
+        conn.reply.error(&format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            spec.name
+        ));
+        return;
+    }
+    if let (Some(queue), 0) = (conn.multi.as_mut(), spec.flags & NOQUEUE) {
+        queue.push(args.iter().map(|a| a.to_vec()).collect());
+        conn.reply.simple("QUEUED");
+        return;
+    }
+    *lock(&conn.client.last_command) = spec.name.to_string();
+    let alone = match spec.hold {
+        Hold::Shared => false,
+        Hold::Alone => true,
+        Hold::AloneIf(f) => f(args),
+    };
+    let mut ctx = Ctx { server, conn };
+    if alone {
+        let _g = server.alone();
+        execute(&mut ctx, spec, args);
+    } else {
+        let _g = server.shared();
+        execute(&mut ctx, spec, args);
+    }
+}
+
+/// Runs a command whose checks passed, under the lock its caller holds (EXEC runs its
+/// queue through here, holding the server alone).
+pub fn execute(ctx: &mut Ctx, spec: &Spec, args: &[&[u8]]) {
+    let mark = ctx.conn.reply.out.len();
+    if let Err(f) = (spec.run)(ctx, args) {
+        // A command that failed part-way must not leave half a reply behind.
+        ctx.conn.reply.out.truncate(mark);
+        let text = match f {
+            Fail::Reply(text) => text,
+            Fail::Store(e) => store_error(&e),
+        };
+        ctx.conn.reply.error(&text);
+    }
+}
+
+/// A store error as a Redis client expects to read it.
+fn store_error(e: &StoreError) -> String {
+    match e {
+        StoreError::NotAnInteger => "ERR value is not an integer or out of range".into(),
+        StoreError::Overflow => "ERR increment or decrement would overflow".into(),
+        StoreError::Full { .. } => format!("OOM {e}"),
+        _ => format!("ERR {e}"),
+    }
+}
+
+/// An error for a request that is not run; inside MULTI it also dooms the EXEC.
+fn refuse(conn: &mut Conn, text: &str) {
+    if conn.multi.is_some() {
+        conn.multi_refused = true;
+    }
+    conn.reply.error(text);
+}
+
+/// A subcommand nobody knows, in Redis' words.
+pub fn unknown_subcommand(command: &str, sub: &[u8]) -> Fail {
+    err(format!(
+        "ERR unknown subcommand '{}'. Try {} HELP.",
+        String::from_utf8_lossy(sub),
+        command.to_ascii_uppercase()
+    ))
+}

@@ -1,0 +1,104 @@
+//! MULTI/EXEC/DISCARD/WATCH/UNWATCH. EXEC runs the queue holding the server alone: no
+//! other client of this server runs a command between two of the transaction's, so
+//! among Redis clients it is one step, as on Redis. The store is sharded shared memory
+//! written by PHP processes too, and they take no part in this lock: a PHP write may
+//! land between two queued commands. WATCH compares each watched key's version (every
+//! write, from PHP or from here, gives a new one) when EXEC starts, and aborts if any
+//! changed; a PHP write after that check and before the queue ends is not seen.
+
+use super::{Ctx, Done, Hold, NOQUEUE, Spec, err, execute, lookup};
+
+const fn spec(
+    name: &'static str,
+    arity: i32,
+    hold: Hold,
+    run: fn(&mut Ctx, &[&[u8]]) -> Done,
+) -> Spec {
+    Spec {
+        name,
+        arity,
+        flags: NOQUEUE,
+        hold,
+        keys: (0, 0, 0),
+        run,
+    }
+}
+
+pub const COMMANDS: &[Spec] = &[
+    spec("multi", 1, Hold::Shared, multi),
+    spec("exec", 1, Hold::Alone, exec),
+    spec("discard", 1, Hold::Shared, discard),
+    Spec {
+        keys: (1, -1, 1),
+        ..spec("watch", -2, Hold::Shared, watch)
+    },
+    spec("unwatch", 1, Hold::Shared, unwatch),
+];
+
+fn multi(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    if ctx.conn.multi.is_some() {
+        return Err(err("ERR MULTI calls can not be nested"));
+    }
+    ctx.conn.multi = Some(Vec::new());
+    ctx.conn.multi_refused = false;
+    ctx.conn.reply.ok();
+    Ok(())
+}
+
+fn discard(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    if ctx.conn.multi.take().is_none() {
+        return Err(err("ERR DISCARD without MULTI"));
+    }
+    ctx.conn.watched.clear();
+    ctx.conn.reply.ok();
+    Ok(())
+}
+
+fn version(ctx: &Ctx, key: &[u8]) -> Result<u64, super::Fail> {
+    Ok(ctx.server.call(|s| s.read(key, &mut |_| {}))?.unwrap_or(0))
+}
+
+fn watch(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    if ctx.conn.multi.is_some() {
+        return Err(err("ERR WATCH inside MULTI is not allowed"));
+    }
+    for key in &a[1..] {
+        let v = version(ctx, key)?;
+        ctx.conn.watched.push((key.to_vec(), v));
+    }
+    ctx.conn.reply.ok();
+    Ok(())
+}
+
+fn unwatch(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    ctx.conn.watched.clear();
+    ctx.conn.reply.ok();
+    Ok(())
+}
+
+fn exec(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    let Some(queue) = ctx.conn.multi.take() else {
+        return Err(err("ERR EXEC without MULTI"));
+    };
+    let watched = std::mem::take(&mut ctx.conn.watched);
+    if std::mem::take(&mut ctx.conn.multi_refused) {
+        return Err(err(
+            "EXECABORT Transaction discarded because of previous errors.",
+        ));
+    }
+    for (key, seen) in &watched {
+        if version(ctx, key)? != *seen {
+            ctx.conn.reply.null_array();
+            return Ok(());
+        }
+    }
+    ctx.conn.reply.array(queue.len());
+    for command in &queue {
+        let words: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
+        // Looked up and checked when queued.
+        if let Some(spec) = lookup(words[0]) {
+            execute(ctx, spec, &words);
+        }
+    }
+    Ok(())
+}

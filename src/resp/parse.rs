@@ -1,0 +1,244 @@
+//! Reading requests off a connection's buffer: RESP arrays of bulk strings (what every
+//! client library sends) and inline commands (what a person types into `telnet` or `nc`,
+//! and what Redis' own tests send). Nothing is allocated for a request before its bytes
+//! have arrived: a client announcing a huge bulk gets nothing reserved for it, so a
+//! lying length costs the server only what the client actually sends.
+
+use std::ops::Range;
+
+/// What a request may be; tighter before `AUTH` (Redis' own numbers for an
+/// unauthenticated client: 10 arguments, 16 KiB a bulk), so that whoever cannot log in
+/// cannot make the server buffer much either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_args: usize,
+    pub max_bulk: usize,
+    /// The longest inline command line.
+    pub max_inline: usize,
+}
+
+impl Limits {
+    pub const UNAUTHENTICATED: Limits = Limits {
+        max_args: 10,
+        max_bulk: 16 << 10,
+        max_inline: 16 << 10,
+    };
+}
+
+/// A request that breaks the protocol: answered with this text after "ERR Protocol
+/// error: ", then the connection is closed (the stream can no longer be framed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub &'static str);
+
+/// The outcome of one look at the buffer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Parsed {
+    /// A request: its arguments are `args` (ranges of the buffer); it took this many bytes.
+    Request(usize),
+    /// An empty line (inline): skip this many bytes.
+    Blank(usize),
+    /// More bytes are needed: at least this many in all, when known.
+    Incomplete(Option<usize>),
+}
+
+/// Parses one request at the start of `buf` into `args`.
+pub fn parse(
+    buf: &[u8],
+    limits: &Limits,
+    args: &mut Vec<Range<usize>>,
+) -> Result<Parsed, ProtocolError> {
+    args.clear();
+    match buf.first() {
+        None => Ok(Parsed::Incomplete(None)),
+        Some(b'*') => multibulk(buf, limits, args),
+        Some(_) => inline(buf, limits, args),
+    }
+}
+
+/// `*<n>\r\n` then n × `$<len>\r\n<bytes>\r\n`.
+fn multibulk(
+    buf: &[u8],
+    limits: &Limits,
+    args: &mut Vec<Range<usize>>,
+) -> Result<Parsed, ProtocolError> {
+    let Some((count, mut at)) = number_line(buf, 1, limits.max_inline)? else {
+        return Ok(Parsed::Incomplete(None));
+    };
+    let count = match count {
+        n if n <= 0 => return Ok(Parsed::Blank(at)), // Redis ignores `*0` and `*-1`
+        n if n as u64 > limits.max_args as u64 => {
+            return Err(ProtocolError("invalid multibulk length"));
+        }
+        n => n as usize,
+    };
+    for _ in 0..count {
+        match buf.get(at) {
+            None => return Ok(Parsed::Incomplete(None)),
+            Some(b'$') => {}
+            Some(_) => return Err(ProtocolError("expected '$'")),
+        }
+        let Some((len, start)) = number_line(buf, at + 1, limits.max_inline)? else {
+            return Ok(Parsed::Incomplete(None));
+        };
+        if len < 0 || len as u64 > limits.max_bulk as u64 {
+            return Err(ProtocolError("invalid bulk length"));
+        }
+        let end = start + len as usize;
+        if buf.len() < end + 2 {
+            return Ok(Parsed::Incomplete(Some(end + 2)));
+        }
+        if &buf[end..end + 2] != b"\r\n" {
+            return Err(ProtocolError("invalid bulk length"));
+        }
+        args.push(start..end);
+        at = end + 2;
+    }
+    Ok(Parsed::Request(at))
+}
+
+/// A decimal number from `at` to the next CRLF, and where the next line starts; `None`
+/// when the line is not all there yet.
+fn number_line(
+    buf: &[u8],
+    at: usize,
+    max_line: usize,
+) -> Result<Option<(i64, usize)>, ProtocolError> {
+    let rest = buf.get(at..).unwrap_or_default();
+    let Some(cr) = rest.iter().position(|&b| b == b'\r') else {
+        return if rest.len() > max_line.min(32) {
+            Err(ProtocolError("too big count"))
+        } else {
+            Ok(None)
+        };
+    };
+    match rest.get(cr + 1) {
+        None => return Ok(None),
+        Some(b'\n') => {}
+        Some(_) => return Err(ProtocolError("invalid multibulk length")),
+    }
+    let n = std::str::from_utf8(&rest[..cr])
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or(ProtocolError("invalid multibulk length"))?;
+    Ok(Some((n, at + cr + 2)))
+}
+
+/// A line of words separated by spaces or tabs; a word may be quoted ("…" or '…', taken
+/// as it is: no escapes, which a person at `nc` does not need and clients never send).
+fn inline(
+    buf: &[u8],
+    limits: &Limits,
+    args: &mut Vec<Range<usize>>,
+) -> Result<Parsed, ProtocolError> {
+    let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
+        return if buf.len() > limits.max_inline {
+            Err(ProtocolError("too big inline request"))
+        } else {
+            Ok(Parsed::Incomplete(None))
+        };
+    };
+    if nl > limits.max_inline {
+        return Err(ProtocolError("too big inline request"));
+    }
+    let line_end = if nl > 0 && buf[nl - 1] == b'\r' {
+        nl - 1
+    } else {
+        nl
+    };
+    let mut i = 0;
+    while i < line_end {
+        match buf[i] {
+            b' ' | b'\t' => i += 1,
+            b'"' | b'\'' => {
+                let quote = buf[i];
+                let close = buf[i + 1..line_end]
+                    .iter()
+                    .position(|&b| b == quote)
+                    .ok_or(ProtocolError("unbalanced quotes in request"))?;
+                let end = i + 1 + close;
+                if end + 1 < line_end && !matches!(buf[end + 1], b' ' | b'\t') {
+                    return Err(ProtocolError("unbalanced quotes in request"));
+                }
+                args.push(i + 1..end);
+                i = end + 1;
+            }
+            _ => {
+                let end = buf[i..line_end]
+                    .iter()
+                    .position(|&b| b == b' ' || b == b'\t')
+                    .map_or(line_end, |p| i + p);
+                args.push(i..end);
+                i = end;
+            }
+        }
+        if args.len() > limits.max_args {
+            return Err(ProtocolError("invalid multibulk length"));
+        }
+    }
+    Ok(if args.is_empty() {
+        Parsed::Blank(nl + 1)
+    } else {
+        Parsed::Request(nl + 1)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOMY: Limits = Limits {
+        max_args: 1 << 20,
+        max_bulk: 512 << 20,
+        max_inline: 64 << 10,
+    };
+
+    fn words(buf: &[u8]) -> Result<Option<Vec<Vec<u8>>>, ProtocolError> {
+        let mut args = Vec::new();
+        Ok(match parse(buf, &ROOMY, &mut args)? {
+            Parsed::Request(_) => Some(args.iter().map(|r| buf[r.clone()].to_vec()).collect()),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn multibulk_and_inline_requests_are_read() {
+        assert_eq!(
+            words(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n").unwrap(),
+            Some(vec![b"GET".to_vec(), b"k".to_vec()])
+        );
+        assert_eq!(
+            words(b"SET k 'a b'\r\n").unwrap(),
+            Some(vec![b"SET".to_vec(), b"k".to_vec(), b"a b".to_vec()])
+        );
+        assert_eq!(words(b"PING\n").unwrap(), Some(vec![b"PING".to_vec()]));
+    }
+
+    #[test]
+    fn a_request_cut_anywhere_waits_for_the_rest() {
+        let whole = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n";
+        for cut in 0..whole.len() {
+            assert_eq!(words(&whole[..cut]).unwrap(), None, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn a_huge_announced_bulk_reserves_nothing_and_says_how_much_it_needs() {
+        let mut args = Vec::new();
+        let got = parse(b"*1\r\n$100000000\r\nab", &ROOMY, &mut args).unwrap();
+        assert_eq!(got, Parsed::Incomplete(Some(100_000_000 + 17)));
+    }
+
+    #[test]
+    fn broken_framing_is_a_protocol_error() {
+        assert!(words(b"*1\r\n+GET\r\n").is_err());
+        assert!(words(b"*1\r\n$-5\r\n").is_err());
+        assert!(words(b"*x\r\n").is_err());
+        assert!(words(b"*1\r\n$1\r\nab\r\n").is_err());
+        assert!(words(b"SET \"k\r\n").is_err());
+        let mut args = Vec::new();
+        let long = vec![b'a'; (16 << 10) + 1];
+        assert!(parse(&long, &Limits::UNAUTHENTICATED, &mut args).is_err());
+        assert!(parse(b"*11\r\n", &Limits::UNAUTHENTICATED, &mut args).is_err());
+        assert!(parse(b"*1\r\n$16385\r\n", &Limits::UNAUTHENTICATED, &mut args).is_err());
+    }
+}

@@ -1,0 +1,160 @@
+//! What the connections of one RESP server share: the store, the settings, the clients
+//! (for CLIENT LIST and KILL), the counters INFO shows, the pub/sub hub, and the lock
+//! that makes MULTI/EXEC and the read-modify-write commands one step among this server's
+//! clients.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::Notify;
+
+use super::parse::Limits;
+use super::pubsub::Hub;
+use crate::store::Store;
+
+/// The operator's settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// What an authenticated request may be.
+    pub limits: Limits,
+    pub max_clients: usize,
+    /// A client idle this long is disconnected (None: never), as Redis' `timeout`.
+    pub idle_timeout: Option<Duration>,
+    /// The passwords `AUTH` accepts (the secret file's lines). Empty: a unix socket's
+    /// peers are known by their uid and need none.
+    pub passwords: Vec<Vec<u8>>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            limits: Limits {
+                max_args: 1 << 20,
+                max_bulk: 512 << 20,
+                max_inline: 64 << 10,
+            },
+            max_clients: 10_000,
+            idle_timeout: None,
+            passwords: Vec::new(),
+        }
+    }
+}
+
+/// What CLIENT LIST shows of a connection, and how CLIENT KILL stops it.
+pub struct Client {
+    pub id: u64,
+    pub addr: String,
+    pub created: Instant,
+    pub name: Mutex<Vec<u8>>,
+    /// CLIENT SETINFO lib-name and lib-ver.
+    pub lib: Mutex<(String, String)>,
+    pub last_command: Mutex<String>,
+    pub killed: AtomicBool,
+    pub kill: Notify,
+}
+
+#[derive(Default)]
+pub struct Counters {
+    pub connections_received: AtomicU64,
+    pub rejected_connections: AtomicU64,
+    pub commands_processed: AtomicU64,
+    pub auth_failures: AtomicU64,
+}
+
+pub struct Server {
+    pub store: Arc<dyn Store>,
+    /// Store calls may wait on the network (redis://, cluster://): they then run where a
+    /// blocked thread does not stall other connections.
+    pub store_blocks: bool,
+    pub settings: Settings,
+    pub started: Instant,
+    pub started_at: SystemTime,
+    pub counters: Counters,
+    pub hub: Hub,
+    /// Where the server listens, for INFO.
+    pub listening: Vec<String>,
+    clients: Mutex<HashMap<u64, Arc<Client>>>,
+    next_id: AtomicU64,
+    exclusive: RwLock<()>,
+}
+
+impl Server {
+    pub fn new(store: Arc<dyn Store>, store_blocks: bool, settings: Settings) -> Self {
+        Server {
+            store,
+            store_blocks,
+            settings,
+            started: Instant::now(),
+            started_at: SystemTime::now(),
+            counters: Counters::default(),
+            hub: Hub::default(),
+            listening: Vec::new(),
+            clients: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(1),
+            exclusive: RwLock::new(()),
+        }
+    }
+
+    /// Registers a new connection, or `None` when `max_clients` are connected.
+    pub fn connect(&self, addr: String) -> Option<Arc<Client>> {
+        self.counters
+            .connections_received
+            .fetch_add(1, Ordering::Relaxed);
+        let mut clients = self.clients();
+        if clients.len() >= self.settings.max_clients {
+            self.counters
+                .rejected_connections
+                .fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let client = Arc::new(Client {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            addr,
+            created: Instant::now(),
+            name: Mutex::new(Vec::new()),
+            lib: Mutex::new((String::new(), String::new())),
+            last_command: Mutex::new(String::new()),
+            killed: AtomicBool::new(false),
+            kill: Notify::new(),
+        });
+        clients.insert(client.id, client.clone());
+        Some(client)
+    }
+
+    pub fn disconnect(&self, id: u64) {
+        self.clients().remove(&id);
+        self.hub.forget(id);
+    }
+
+    /// The connected clients, by id.
+    pub fn clients(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Client>>> {
+        self.clients.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Held by every command: many at once.
+    pub fn shared(&self) -> RwLockReadGuard<'_, ()> {
+        self.exclusive.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Held by EXEC and the read-modify-write commands: alone among this server's
+    /// commands (not against PHP processes writing the store directly).
+    pub fn alone(&self) -> RwLockWriteGuard<'_, ()> {
+        self.exclusive.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs a store call; where it may block on the network, tells the runtime first.
+    pub fn call<T>(&self, f: impl FnOnce(&dyn Store) -> T) -> T {
+        if self.store_blocks {
+            tokio::task::block_in_place(|| f(&*self.store))
+        } else {
+            f(&*self.store)
+        }
+    }
+}
+
+/// Locks a mutex, taking over one a panicking thread left poisoned (the data is plain).
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
