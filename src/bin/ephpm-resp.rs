@@ -32,6 +32,10 @@ options:
   --tcp IP:PORT         also listen on TCP (every client must AUTH; needs --secret-file)
   --secret-file PATH    AUTH's password(s), one per line, at least 128 bits each
                         (openssl rand -base64 32), the file private to its owner
+  --allow-insecure-no-auth
+                        TCP on a loopback address without AUTH: whoever can connect to
+                        it — any user of this host — uses the store (test suites that
+                        cannot log in, benchmarks); refused for any other address
   --max-clients N       connections at once (default 10000)
   --timeout SECONDS     close a client idle this long (default 0: never)
   --shm-dir DIR         where the user's private directory is (default /dev/shm)
@@ -61,6 +65,7 @@ struct Options {
     group: Option<String>,
     tcp: Option<String>,
     secret_file: Option<PathBuf>,
+    no_auth: bool,
     settings: Settings,
 }
 
@@ -73,6 +78,7 @@ fn parse_args() -> Result<Options, ExitCode> {
         group: None,
         tcp: None,
         secret_file: None,
+        no_auth: false,
         settings: Settings::default(),
     };
     let mut args = std::env::args().skip(1);
@@ -88,6 +94,10 @@ fn parse_args() -> Result<Options, ExitCode> {
             }
             "--no-socket" => {
                 o.no_socket = true;
+                continue;
+            }
+            "--allow-insecure-no-auth" => {
+                o.no_auth = true;
                 continue;
             }
             "--store" | "--dsn" | "--socket" | "--group" | "--tcp" | "--secret-file"
@@ -140,6 +150,12 @@ fn parse_args() -> Result<Options, ExitCode> {
         ));
     }
     Ok(o)
+}
+
+/// Whether `addr` (IP:PORT) is on a loopback address.
+fn loopback(addr: &str) -> bool {
+    addr.parse::<std::net::SocketAddr>()
+        .is_ok_and(|a| a.ip().is_loopback())
 }
 
 /// The gid of a group name (or number).
@@ -248,7 +264,7 @@ fn main() -> ExitCode {
             tokio::spawn(listen::unix(server.clone(), l, peers));
         }
         if let Some(l) = tcp {
-            tokio::spawn(listen::tcp(server.clone(), l));
+            tokio::spawn(listen::tcp(server.clone(), l, o.no_auth));
         }
         let signal = stop_signal().await;
         if let Some(path) = unix_path {

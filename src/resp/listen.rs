@@ -51,13 +51,14 @@ async fn refuse(mut stream: tokio::net::UnixStream, uid: u32) {
     let _ = stream.write_all(msg.as_bytes()).await;
 }
 
-/// Accepts on the TCP listener until the runtime stops; every connection logs in first.
-pub async fn tcp(server: Arc<Server>, listener: TcpListener) {
+/// Accepts on the TCP listener until the runtime stops; every connection logs in first,
+/// unless `open` (`--allow-insecure-no-auth`, loopback only).
+pub async fn tcp(server: Arc<Server>, listener: TcpListener, open: bool) {
     loop {
         let Ok((stream, addr)) = listener.accept().await else {
             continue;
         };
         let _ = stream.set_nodelay(true);
-        tokio::spawn(conn::serve(server.clone(), stream, addr.to_string(), false));
+        tokio::spawn(conn::serve(server.clone(), stream, addr.to_string(), open));
     }
 }
