@@ -134,10 +134,24 @@ fn parse_args() -> Result<Options, ExitCode> {
     if let Err(e) = dsn::valid_name(&o.config.store_name) {
         return Err(usage_error(&format!("--store: {e}")));
     }
-    if o.tcp.is_some() && o.secret_file.is_none() {
-        return Err(usage_error(
-            "--tcp needs --secret-file: a TCP client must AUTH",
-        ));
+    match (&o.tcp, o.secret_file.is_some(), o.no_auth) {
+        (Some(_), false, false) => {
+            return Err(usage_error(
+                "--tcp needs --secret-file: a TCP client must AUTH (or --allow-insecure-no-auth on loopback)",
+            ));
+        }
+        (Some(addr), false, true) if !loopback(addr) => {
+            return Err(usage_error(&format!(
+                "--allow-insecure-no-auth is for loopback addresses only, not {addr}"
+            )));
+        }
+        (_, true, true) => {
+            return Err(usage_error(
+                "--allow-insecure-no-auth and --secret-file contradict each other",
+            ));
+        }
+        (None, _, true) => return Err(usage_error("--allow-insecure-no-auth needs --tcp")),
+        _ => {}
     }
     if o.no_socket && o.tcp.is_none() {
         return Err(usage_error(
