@@ -13,7 +13,7 @@ PACKAGES := php8.2-cli php8.2-cgi php8.2-dev libclang-dev clang php8.2-fpm libfc
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
             php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv \
-            mariadb-server php8.2-mysql
+            mariadb-server php8.2-mysql php-predis nodejs
 # One version for everything: the crate's (php --ri ephpm shows it too).
 VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 # Where install puts things: PHP's own folders, from php-config.
@@ -33,6 +33,8 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@command -v cargo >/dev/null || { echo "cargo is missing: install a Rust toolchain (1.86 or newer)"; exit 1; }
+	@# npm: a package of its own with Debian's nodejs, bundled with NodeSource's (which Debian's npm conflicts with).
+	@command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
 	@$(MAKE) --no-print-directory target/wordpress target/wordpress-theme
 
 # WordPress's files from Debian's package, unpacked and not installed (its dependencies
@@ -80,6 +82,10 @@ bench: build
 	php -n $(BENCH_INI) -d extension=$(CURDIR)/$(SO) bench/readers.php
 	$(PHP) -d extension=mbstring -d extension=ctype -d extension=igbinary -d extension=redis -d ephpm.store_name=bench_laravel bench/laravel.php stampede
 	$(PHP) -d extension=mbstring -d extension=ctype -d extension=apcu -d apc.enable_cli=1 -d ephpm.shm_size=64M -d ephpm.store_name=bench_laravel bench/laravel.php ops
+	@# WordPress behind nginx and php-fpm; ab is apache2-utils. The Redis Object Cache
+	@# configuration needs REDIS_CACHE=path/to/a/checkout of rhubarbgroup/redis-cache.
+	@command -v ab >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq apache2-utils >/dev/null || true
+	REDIS_CACHE=$(REDIS_CACHE) bash bench/wordpress.sh $(SO)
 
 lint:
 	cargo fmt --check
@@ -163,6 +169,9 @@ prove-tests-can-fail: deps
 	! cargo test --release --target-dir target/broken --no-default-features --features node,await-all-copies --test cluster a_paused_host_that_holds_no_copy
 	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test lock_handoff a_release_wakes_one_waiter_not_all
 	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test cluster_handoff a_release_wakes_one_waiter_not_all
+	! cargo test --release --target-dir target/broken --no-default-features --features node,broken-atomicity --test resp set_nx_has_one_winner
+	! cargo test --release --target-dir target/broken --no-default-features --features node,resp-unguarded --test resp tcp_refuses_every_command
+	! cargo test --release --target-dir target/broken --no-default-features --features node,resp-unguarded --test resp another_uid_is_refused
 	cargo build --release --features broken-atomicity --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so redis | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod fake_resp;
 pub mod redis;
 pub mod redis_cluster;
+pub mod resp_client;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
