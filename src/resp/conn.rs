@@ -110,11 +110,18 @@ where
             };
             match parse(&input[start..], &limits, &mut args) {
                 Ok(Parsed::Request(n)) => {
-                    let words: Vec<&[u8]> = args
-                        .iter()
-                        .map(|r| &input[start + r.start..start + r.end])
-                        .collect();
-                    commands::run(&server, &mut conn, &words);
+                    let word = |r: &std::ops::Range<usize>| &input[start + r.start..start + r.end];
+                    // Most requests have a few words: those need no allocation.
+                    let mut few: [&[u8]; 8] = [&[]; 8];
+                    if args.len() <= few.len() {
+                        for (slot, r) in few.iter_mut().zip(&args) {
+                            *slot = word(r);
+                        }
+                        commands::run(&server, &mut conn, &few[..args.len()]);
+                    } else {
+                        let many: Vec<&[u8]> = args.iter().map(word).collect();
+                        commands::run(&server, &mut conn, &many);
+                    }
                     start += n;
                     need = None;
                     if conn.close {

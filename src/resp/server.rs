@@ -50,7 +50,10 @@ pub struct Client {
     pub name: Mutex<Vec<u8>>,
     /// CLIENT SETINFO lib-name and lib-ver.
     pub lib: Mutex<(String, String)>,
-    pub last_command: Mutex<String>,
+    pub last_command: Mutex<&'static str>,
+    /// Commands this connection ran (summed into INFO; one counter per connection, so
+    /// that connections on different cores do not fight over one cache line).
+    pub commands: AtomicU64,
     pub killed: AtomicBool,
     pub kill: Notify,
 }
@@ -59,7 +62,8 @@ pub struct Client {
 pub struct Counters {
     pub connections_received: AtomicU64,
     pub rejected_connections: AtomicU64,
-    pub commands_processed: AtomicU64,
+    /// Commands of connections that have closed (the open ones count their own).
+    pub commands_of_closed: AtomicU64,
     pub auth_failures: AtomicU64,
 }
 
@@ -115,7 +119,8 @@ impl Server {
             created: Instant::now(),
             name: Mutex::new(Vec::new()),
             lib: Mutex::new((String::new(), String::new())),
-            last_command: Mutex::new(String::new()),
+            last_command: Mutex::new(""),
+            commands: AtomicU64::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
         });
@@ -124,13 +129,28 @@ impl Server {
     }
 
     pub fn disconnect(&self, id: u64) {
-        self.clients().remove(&id);
+        if let Some(c) = self.clients().remove(&id) {
+            let n = c.commands.load(Ordering::Relaxed);
+            self.counters
+                .commands_of_closed
+                .fetch_add(n, Ordering::Relaxed);
+        }
         self.hub.forget(id);
     }
 
     /// The connected clients, by id.
     pub fn clients(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Client>>> {
         self.clients.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Commands run since the server started.
+    pub fn commands_processed(&self) -> u64 {
+        let open: u64 = self
+            .clients()
+            .values()
+            .map(|c| c.commands.load(Ordering::Relaxed))
+            .sum();
+        open + self.counters.commands_of_closed.load(Ordering::Relaxed)
     }
 
     /// Held by every command: many at once.

@@ -97,7 +97,7 @@ fn section_text(server: &Server, section: &str, stats: &crate::store::Stats, out
             "# Stats\r\ntotal_connections_received:{}\r\nrejected_connections:{}\r\ntotal_commands_processed:{}\r\nauth_failures:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n",
             c.connections_received.load(Relaxed),
             c.rejected_connections.load(Relaxed),
-            c.commands_processed.load(Relaxed),
+            server.commands_processed(),
             c.auth_failures.load(Relaxed),
             stats.hits,
             stats.misses,

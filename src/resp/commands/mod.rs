@@ -151,7 +151,7 @@ fn arity_ok(spec: &Spec, n: usize) -> bool {
 /// Answers one request.
 pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
     use std::sync::atomic::Ordering::Relaxed;
-    server.counters.commands_processed.fetch_add(1, Relaxed);
+    conn.client.commands.fetch_add(1, Relaxed);
     let Some(spec) = lookup(args[0]) else {
         let shown: Vec<String> = args[1..]
             .iter()
@@ -189,7 +189,7 @@ pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
         conn.reply.simple("QUEUED");
         return;
     }
-    *lock(&conn.client.last_command) = spec.name.to_string();
+    *lock(&conn.client.last_command) = spec.name;
     let alone = match spec.hold {
         Hold::Shared => false,
         Hold::Alone => true,
