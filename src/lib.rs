@@ -14,7 +14,8 @@
 //! - `session`   the locking session handler behind both PHP entry points
 //! - `cluster`   the gossip cluster's node: membership, placement, owner-decided
 //!   writes, replication and hand-off (`store::cluster` is its PHP processes' side)
-//! - `resp`      (feature `node`) the store over the Redis protocol, for `ephpm-resp`
+//! - `resp`      (feature `node`) the store over the Redis protocol, for `ephpm-resp`;
+//!   `resp_probe` asks a running one how it is (php --ri, the CLI)
 //! - `runtime`   the background tokio runtime: one per process, lazy, fork-aware
 //! - `codec`     lz4 compression of large values
 //! - `config`    the process's settings and the parsing of their values
@@ -29,6 +30,7 @@ pub mod lock;
 pub mod memo;
 #[cfg(feature = "node")]
 pub mod resp;
+pub mod resp_probe;
 pub mod runtime;
 pub mod rwlock;
 pub mod session;

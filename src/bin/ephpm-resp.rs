@@ -303,7 +303,7 @@ fn socket_path(config: &Config) -> Result<PathBuf, String> {
         ..ephpm::store::shm::ShmOptions::new(&config.store_name, config.shm_size)
     };
     let segment = opts.path().map_err(|e| e.to_string())?;
-    Ok(segment.with_file_name(format!("{}.resp.sock", config.store_name)))
+    Ok(ephpm::resp_probe::default_socket(&segment))
 }
 
 /// Binds the unix socket: a stale one (nobody answers on it) is replaced, a live one is

@@ -53,6 +53,9 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
         }
         Err(e) => info_table_row!("store error", e.to_string().as_str()),
     }
+    if let Ok(Some(resp)) = crate::store::resp_status(&c.dsn, &c) {
+        info_table_row!("Redis protocol (ephpm-resp)", resp.to_string().as_str());
+    }
     info_table_end!();
     // SAFETY: `module` is the module entry PHP passes to its own MINFO callback.
     unsafe { ffi::display_ini_entries(module) };

@@ -485,6 +485,17 @@ pub fn open_existing(dsn: &str, config: &Config) -> Result<Option<Arc<dyn Store>
     open(dsn, &quiet).map(|(s, _)| Some(s))
 }
 
+/// How the `ephpm-resp` of the host store a DSN names is doing (its default socket,
+/// beside the segment); `None` for a Redis DSN, or a host store nobody made yet.
+pub fn resp_status(dsn: &str, config: &Config) -> Result<Option<crate::resp_probe::RespStatus>> {
+    let name = match dsn::parse(dsn)? {
+        dsn::Dsn::Redis(_) => return Ok(None),
+        dsn::Dsn::Shm { name } | dsn::Dsn::Cluster { name, .. } => name,
+    };
+    let segment = shm_options(name, config)?.existing_path()?;
+    Ok(segment.map(|p| crate::resp_probe::probe(&crate::resp_probe::default_socket(&p))))
+}
+
 /// Removes the host store `name` (default `ephpm.store_name`) if no process maps it: the
 /// operator's resize or reset (`shm::remove_unused`). Returns whether there was one.
 pub fn remove_host_store(name: Option<String>, config: &Config) -> Result<bool> {

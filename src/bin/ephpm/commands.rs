@@ -11,6 +11,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ephpm::config::Config;
+use ephpm::resp_probe::RespStatus;
 use ephpm::store::shm::inventory::{self, Entries, Kind};
 use ephpm::store::{self, Fetched, KeyTtl, ScanEntry, Store};
 
@@ -97,7 +98,9 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
     report(table(&rows), Json::Arr(json))
 }
 
-pub fn stats(s: &dyn Store) -> Done {
+/// The store's counters, and how its Redis-protocol server is doing (`resp`: none for
+/// a Redis DSN).
+pub fn stats(s: &dyn Store, resp: Option<RespStatus>) -> Done {
     let st = s.stats()?;
     let numbers = st.named();
     let backend = s.describe();
@@ -106,6 +109,10 @@ pub fn stats(s: &dyn Store) -> Done {
     for (name, n) in numbers {
         rows.push([name.into(), n.to_string()]);
         json.push((name, Json::Uint(n)));
+    }
+    if let Some(resp) = resp {
+        rows.push(["resp_server".into(), resp.to_string()]);
+        json.push(("resp_server", Json::Str(resp.to_string())));
     }
     report(table(&rows), Json::Obj(json))
 }
