@@ -102,14 +102,16 @@ lint:
 	cargo clippy --release --all-targets -- -D warnings
 	cargo clippy --release --no-default-features --features node --all-targets -- -D warnings
 
-# Installs the extension into the PHP that php-config names and ephpm-node into
-# $(PREFIX)/bin, and no package: on Debian the ini goes to mods-available and phpenmod
-# enables it for every SAPI (cli, fpm, ...); elsewhere it says what to add to php.ini.
+# Installs the extension into the PHP that php-config names and ephpm-node, ephpm and
+# ephpm-resp into $(PREFIX)/bin, and no package: on Debian the ini goes to
+# mods-available and phpenmod enables it for every SAPI (cli, fpm, ...); elsewhere it
+# says what to add to php.ini.
 # `make uninstall` takes it all back. Another PHP: ext/ (phpize, --with-php-config).
 install: binaries
 	install -D -m 0644 $(SO) "$(DESTDIR)$(EXT_DIR)/ephpm.so"
 	install -D -m 0755 $(NODE) "$(DESTDIR)$(PREFIX)/bin/ephpm-node"
 	install -D -m 0755 target/release/ephpm "$(DESTDIR)$(PREFIX)/bin/ephpm"
+	install -D -m 0755 target/release/ephpm-resp "$(DESTDIR)$(PREFIX)/bin/ephpm-resp"
 	@if [ -z "$(DESTDIR)" ] && [ -d "$(INI_DIR)" ] && command -v phpenmod >/dev/null; then \
 		install -m 0644 packaging/ephpm.ini "$(INI_DIR)/ephpm.ini" && phpenmod -v $(PHP_VERSION) -s ALL ephpm && \
 		echo "ephpm enabled: $(INI_DIR)/ephpm.ini (phpdismod ephpm to turn it off)"; \
@@ -121,13 +123,15 @@ uninstall:
 	@if [ -f "$(INI_DIR)/ephpm.ini" ] && command -v phpdismod >/dev/null; then \
 		for sapi in $$(phpquery -S -v $(PHP_VERSION)); do phpdismod -p -v $(PHP_VERSION) -s $$sapi ephpm; done; \
 	fi
-	rm -f "$(DESTDIR)$(EXT_DIR)/ephpm.so" "$(DESTDIR)$(PREFIX)/bin/ephpm-node" "$(DESTDIR)$(PREFIX)/bin/ephpm" "$(INI_DIR)/ephpm.ini"
+	rm -f "$(DESTDIR)$(EXT_DIR)/ephpm.so" "$(DESTDIR)$(PREFIX)/bin/ephpm-node" "$(DESTDIR)$(PREFIX)/bin/ephpm" \
+		"$(DESTDIR)$(PREFIX)/bin/ephpm-resp" "$(INI_DIR)/ephpm.ini"
 
 # ephpm_<version>_<arch>.deb (packaging/): the extension for Debian's PHP, enabled for
-# every SAPI, ephpm-node with its systemd unit (disabled), the operator CLI ephpm, the stub and the adapters in
-# /usr/share/ephpm. Install it with apt-get install ./target/ephpm_*.deb.
+# every SAPI, ephpm-node and ephpm-resp with their systemd units (disabled), the operator
+# CLI ephpm, the stub and the adapters in /usr/share/ephpm. Install it with
+# apt-get install ./target/ephpm_*.deb.
 deb: binaries
-	bash packaging/build-deb.sh $(VERSION) $(SO) target $(NODE) target/release/ephpm
+	bash packaging/build-deb.sh $(VERSION) $(SO) target $(NODE) target/release/ephpm target/release/ephpm-resp
 
 # The release asset PIE downloads (php-ext.download-url-method: pre-packaged-binary) and
 # its .sha256, in target/.

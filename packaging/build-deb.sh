@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # make deb: builds ephpm_<version>_<arch>.deb with dpkg-deb from an extension and
-# programs already built (ephpm-node, ...: each goes to /usr/bin), for the PHP that
-# php-config names (Debian's, whose layout the package follows: the extension dir,
-# /etc/php/<major.minor>/mods-available).
+# programs already built (ephpm-node, ephpm, ephpm-resp: each goes to /usr/bin), for
+# the PHP that php-config names (Debian's, whose layout the package follows: the
+# extension dir, /etc/php/<major.minor>/mods-available).
 #   packaging/build-deb.sh VERSION EPHPM_SO OUT_DIR PROGRAM...
 # Prints the path of the .deb. PHP_CONFIG (default php-config) picks another PHP;
 # DEBFULLNAME and DEBEMAIL (default: git's user) name the maintainer, as for dch.
@@ -34,6 +34,8 @@ done
 install -D -m 0644 "$here/ephpm.ini" "$pkg/etc/php/$php_version/mods-available/ephpm.ini"
 install -D -m 0644 "$here/ephpm-node.service" "$pkg/lib/systemd/system/ephpm-node.service"
 install -D -m 0644 "$here/ephpm-node.default" "$pkg/etc/default/ephpm-node"
+install -D -m 0644 "$here/ephpm-resp.service" "$pkg/lib/systemd/system/ephpm-resp.service"
+install -D -m 0644 "$here/ephpm-resp.default" "$pkg/etc/default/ephpm-resp"
 install -D -m 0644 "$root/stubs/ephpm.stub.php" "$pkg/usr/share/ephpm/ephpm.stub.php"
 # The Symfony and Laravel classes (and their templates), for applications without
 # Composer (php/autoload.php).
@@ -58,7 +60,7 @@ for script in postinst prerm postrm; do
     subst "$here/deb/$script.in" >"$pkg/DEBIAN/$script"
     chmod 0755 "$pkg/DEBIAN/$script"
 done
-printf '/etc/php/%s/mods-available/ephpm.ini\n/etc/default/ephpm-node\n' "$php_version" >"$pkg/DEBIAN/conffiles"
+printf '/etc/php/%s/mods-available/ephpm.ini\n/etc/default/ephpm-node\n/etc/default/ephpm-resp\n' "$php_version" >"$pkg/DEBIAN/conffiles"
 (cd "$pkg" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) >"$pkg/DEBIAN/md5sums"
 
 out=$(mkdir -p "$out" && cd "$out" && pwd)   # an absolute path, for apt-get install

@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # make test-install: every way in, each installed into this machine's PHP, checked, and
 # removed again. Needs root, Debian's PHP 8.2 (cli, fpm, dev) and cgi-fcgi, and the
-# binaries `make binaries` built (target/ephpm.so, target/release/ephpm-node): the make
-# targets below run with -o binaries, so that they test their own recipes on those.
+# binaries `make binaries` built (target/ephpm.so, target/release/ephpm-node, ephpm,
+# ephpm-resp): the make targets below run with -o binaries, so that they test their own
+# recipes on those.
 #   1. configure names what to install when cargo is missing or too old, or libclang missing;
 #   2. PIE's build: a clean clone of the committed tree, its `git archive` (what PIE
 #      downloads: .gitattributes' export-ignore applied), then in ext/ exactly
 #      phpize && ./configure && make && make install, then enabled as PIE does on Debian;
-#   3. make install / make uninstall;
+#   3. make install / make uninstall (ephpm-node and ephpm-resp in /usr/local/bin);
 #   4. make deb, apt-get install ./ephpm_*.deb: cli and fpm load it, php-fpm serves a
-#      request with Ephpm\Kv, apt-get remove --purge leaves nothing behind (and a package
-#      whose postrm forgets to disable the module is caught);
+#      request with Ephpm\Kv, the units of ephpm-node and ephpm-resp are installed
+#      disabled, the packaged ephpm-resp with its default file's options serves a store
+#      PHP reads, apt-get remove --purge leaves nothing behind (and a package whose postrm
+#      forgets to disable the module is caught);
 #   5. make dist: the asset PIE's pre-packaged-binary lookup finds, and its checksum.
 # Ends with "install: N passed, N failed, N skipped". Takes minutes: step 2 builds the
 # crate from scratch, as PIE does.
@@ -30,11 +33,13 @@ mods=/etc/php/$php_version/mods-available
 store=install_suite_$$
 tmp=$(mktemp -d)
 fpm_pid=""
+resp_pid=""
 
 # Anything of ephpm's in PHP's folders, dpkg's database or phpenmod's state: one per line.
 leftovers() {
     { ls "$ext_dir"/ephpm.so /usr/bin/ephpm-node /usr/local/bin/ephpm-node /lib/systemd/system/ephpm-node.service \
-        /etc/default/ephpm-node /usr/share/ephpm 2>/dev/null
+        /etc/default/ephpm-node /usr/bin/ephpm-resp /usr/local/bin/ephpm-resp \
+        /lib/systemd/system/ephpm-resp.service /etc/default/ephpm-resp /usr/share/ephpm 2>/dev/null
       find /etc/php /var/lib/php/modules -name '*ephpm*' 2>/dev/null
       dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' ephpm 2>/dev/null | grep -v '^un'
     } | sort -u
@@ -45,9 +50,10 @@ if [ -n "$(leftovers)" ]; then
 fi
 cleanup() {
     [ -n "$fpm_pid" ] && kill -QUIT "$fpm_pid" 2>/dev/null && wait "$fpm_pid" 2>/dev/null
+    [ -n "$resp_pid" ] && kill "$resp_pid" 2>/dev/null && wait "$resp_pid" 2>/dev/null
     if dpkg-query -W ephpm >/dev/null 2>&1; then apt-get remove --purge -y -qq ephpm >/dev/null 2>&1; fi
     phpdismod -v "$php_version" -s ALL ephpm 2>/dev/null
-    rm -f "$ext_dir/ephpm.so" "$mods/ephpm.ini" /usr/local/bin/ephpm-node
+    rm -f "$ext_dir/ephpm.so" "$mods/ephpm.ini" /usr/local/bin/ephpm-node /usr/local/bin/ephpm-resp
     find /etc/php -name '*ephpm*' -delete 2>/dev/null
     find /var/lib/php/modules -name ephpm -delete 2>/dev/null
     rm -rf "$tmp" /dev/shm/ephpm-0/"$store"*
@@ -104,12 +110,14 @@ check "... at the crate's version ($version)" "$version" "$(php -r 'echo phpvers
 phpdismod -p -v "$php_version" -s cli ephpm && rm -f "$mods/ephpm.ini" "$ext_dir/ephpm.so"
 check "... and, removed again, php -m does not" no "$(loaded php)"
 
-# 3. make install: the extension and ephpm-node, enabled with phpenmod; no apt-get.
+# 3. make install: the extension, ephpm-node and ephpm-resp, enabled with phpenmod; no
+# apt-get.
 check "make install installs no package" "" "$(make -s -n -C "$root" install | grep -E 'apt-get|dpkg')"
 make -s -o binaries -C "$root" install >"$tmp/make-install.log" 2>&1 || tail -n 20 "$tmp/make-install.log"
 check "make install: php -m lists ephpm" yes "$(loaded php)"
 check "make install: php-fpm -m lists ephpm" yes "$(loaded "$fpm")"
 check "make install: ephpm-node $version in /usr/local/bin" "ephpm-node $version" "$(/usr/local/bin/ephpm-node --version 2>&1)"
+check "make install: ephpm-resp $version in /usr/local/bin" "ephpm-resp $version" "$(/usr/local/bin/ephpm-resp --version 2>&1)"
 make -s -C "$root" uninstall >>"$tmp/make-install.log" 2>&1 || tail -n 20 "$tmp/make-install.log"
 check "make uninstall leaves nothing behind" "" "$(leftovers)"
 
@@ -122,15 +130,42 @@ check "it depends on this PHP's API" "phpapi-$(php-config --phpapi)" \
     "$(dpkg-deb -f "$deb" Depends | tr ',' '\n' | grep -o 'phpapi-[0-9]*')"
 contents=$(dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|')
 for path in "$ext_dir/ephpm.so" "$mods/ephpm.ini" /usr/bin/ephpm-node /lib/systemd/system/ephpm-node.service \
+    /usr/bin/ephpm-resp /lib/systemd/system/ephpm-resp.service /etc/default/ephpm-resp \
     /usr/share/ephpm/ephpm.stub.php /usr/share/ephpm/php/autoload.php; do
     check "the package holds $path" "$path" "$(grep -x "$path" <<<"$contents")"
 done
+check "/etc/default/ephpm-resp is a conffile (an administrator's edits survive upgrades)" /etc/default/ephpm-resp \
+    "$(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -x /etc/default/ephpm-resp)"
 apt-get install -y -qq "$deb" >"$tmp/apt.log" 2>&1
 check "apt-get install ./$(basename "$deb")" "ii" "$(dpkg-query -W -f '${db:Status-Abbrev}' ephpm 2>/dev/null | tr -d ' ')"
 check "php -m lists ephpm (enabled for cli)" yes "$(loaded php)"
 check "php-fpm -m lists ephpm (enabled for fpm)" yes "$(loaded "$fpm")"
 check "ephpm-node's unit is installed, not enabled" "no" \
     "$(ls /etc/systemd/system/*.wants/ephpm-node.service >/dev/null 2>&1 && echo yes || echo no)"
+check "ephpm-resp's unit is installed, not enabled" "no" \
+    "$(ls /etc/systemd/system/*.wants/ephpm-resp.service >/dev/null 2>&1 && echo yes || echo no)"
+if command -v systemd-analyze >/dev/null; then
+    check "systemd-analyze verify finds nothing wrong with ephpm-resp.service" "" \
+        "$(systemd-analyze verify /lib/systemd/system/ephpm-resp.service 2>&1)"
+else skip "systemd-analyze is not installed"; fi
+
+# The packaged ephpm-resp with the default file's options (on a store of this suite's,
+# as root): what redis-cli writes on its socket, PHP reads; SIGTERM stops it, exit 0,
+# its socket gone.
+if command -v redis-cli >/dev/null; then
+    resp_sock=/dev/shm/ephpm-0/${store}_resp.resp.sock
+    (. /etc/default/ephpm-resp && exec /usr/bin/ephpm-resp $EPHPM_RESP_OPTS --store "${store}_resp" --shm-size 2M) \
+        2>"$tmp/resp.log" &
+    resp_pid=$!
+    for _ in $(seq 100); do [ -S "$resp_sock" ] && break; sleep 0.05; done
+    redis-cli -s "$resp_sock" SET greeting "from redis-cli" >/dev/null 2>&1
+    check "ephpm-resp with /etc/default/ephpm-resp's options: what redis-cli SETs, PHP reads" "from redis-cli" \
+        "$(php -d ephpm.store_name="${store}_resp" -d ephpm.shm_size=2M -r 'echo (new Ephpm\Kv())->get("greeting");' 2>&1)"
+    kill -TERM "$resp_pid"; wait "$resp_pid"; rc=$?; resp_pid=""
+    check "... and SIGTERM stops it: exit 0, its socket removed" "0 gone" \
+        "$rc $([ -e "$resp_sock" ] && echo there || echo gone)"
+    rm -f /dev/shm/ephpm-0/"${store}_resp"*
+else skip "redis-cli is not installed (redis-tools)"; fi
 
 # A php-fpm of our own on a unix socket, with the machine's fpm ini (what the package
 # enabled), serving a request that writes and reads through Ephpm\Kv.
