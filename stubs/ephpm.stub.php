@@ -210,7 +210,9 @@ namespace Ephpm {
          * empty sessions, then cache entries, then sessions with data; 0 on Redis, whose
          * own policy evicts), `expirations`, `repairs` (shards rebuilt after a process
          * died holding their lock, or after damage was found), `resets` (shards too
-         * damaged to rebuild, emptied: their entries lost), `shards`.
+         * damaged to rebuild, emptied: their entries lost), `shards`, `shards_locked`;
+         * and for a host store (shm://) `resp_server`: how its Redis-protocol server
+         * (ephpm-resp) is doing, e.g. "serving, 3 clients, 1200 commands" or "not running".
          */
         public function stats(): array {}
     }

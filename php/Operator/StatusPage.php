@@ -53,7 +53,10 @@ final class StatusPage
             . '<section class="card"><h2>Held now</h2><table>'
             . '<tr><th>locks held</th>' . self::num('locks_held', $s->locksHeld) . '</tr>'
             . '<tr><th>sessions</th>' . self::num('sessions', $s->sessions) . '</tr>'
-            . '<tr><th>keys walked</th>' . self::num('walked', $s->walked) . '</tr></table>'
+            . '<tr><th>keys walked</th>' . self::num('walked', $s->walked) . '</tr>'
+            . (isset($st['resp_server']) ? '<tr><th>Redis clients (ephpm-resp)</th><td data-metric="resp_server">'
+                . self::e((string) $st['resp_server']) . '</td></tr>' : '')
+            . '</table>'
             . ($s->truncated ? '<p class="note" data-metric="truncated">The walk stopped at ' . $s->walkLimit
                 . ' keys: prefixes, locks and sessions are those of the keys walked.</p>' : '')
             . '</section>'

@@ -224,10 +224,13 @@ fn main() -> ExitCode {
                 ));
             }
             Err(e) => {
-                return fail(
-                    &e.to_string()
-                        .replace("ephpm.cluster.secret_file", "--secret-file"),
-                );
+                // The cluster's check, in this server's words.
+                let said = e
+                    .to_string()
+                    .replace("ephpm.cluster.secret_file", "--secret-file")
+                    .replace("is a member of the cluster", "can log in to this server")
+                    .replace("chooses the next secret", "chooses the next password");
+                return fail(&said);
             }
         }
     }

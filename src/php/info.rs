@@ -13,11 +13,13 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
     info_table_row!("ephpm support", "enabled");
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
     info_table_row!("default store (ephpm.dsn)", c.dsn.as_str());
-    let opened = crate::store::open_existing(&c.dsn, &c)
-        .and_then(|s| s.map(|s| Ok((s.describe(), s.stats()?))).transpose());
+    let opened = crate::store::open_existing(&c.dsn, &c).and_then(|s| {
+        s.map(|s| Ok((s.describe(), s.stats()?, crate::store::resp_status(&*s))))
+            .transpose()
+    });
     match opened {
         Ok(None) => info_table_row!("backend", "not created yet (made by the first use)"),
-        Ok(Some((describe, st))) => {
+        Ok(Some((describe, st, resp))) => {
             info_table_row!("backend", describe.as_str());
             // A Redis without maxmemory reports 0: no limit of its own.
             let size = match st.memory_size {
@@ -50,11 +52,11 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
                 "shards reset (too damaged to repair)",
                 st.resets.to_string().as_str()
             );
+            if let Some(resp) = resp {
+                info_table_row!("Redis protocol (ephpm-resp)", resp.to_string().as_str());
+            }
         }
         Err(e) => info_table_row!("store error", e.to_string().as_str()),
-    }
-    if let Ok(Some(resp)) = crate::store::resp_status(&c.dsn, &c) {
-        info_table_row!("Redis protocol (ephpm-resp)", resp.to_string().as_str());
     }
     info_table_end!();
     // SAFETY: `module` is the module entry PHP passes to its own MINFO callback.

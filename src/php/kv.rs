@@ -395,6 +395,9 @@ extern "C" fn stats(ex: &mut ExecuteData, rv: &mut Zval) {
         for (name, n) in st.named() {
             let _ = a.insert(name, i64::try_from(n).unwrap_or(i64::MAX));
         }
+        if let Some(resp) = crate::store::resp_status(s.store().as_ref()) {
+            let _ = a.insert("resp_server", resp.to_string());
+        }
         rv.set_hashtable(a);
     })
 }

@@ -387,6 +387,11 @@ pub trait Store: Send + Sync {
     fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome>;
     /// One line saying what this store is (for `php --ri ephpm`).
     fn describe(&self) -> String;
+    /// The host store's segment (`shm://`), beside which its `ephpm-resp` listens by
+    /// default; `None` for stores that are not one host's segment.
+    fn segment(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// `Store::lock_acquire_and_get` as two calls: the default, and what a remote store
@@ -485,15 +490,13 @@ pub fn open_existing(dsn: &str, config: &Config) -> Result<Option<Arc<dyn Store>
     open(dsn, &quiet).map(|(s, _)| Some(s))
 }
 
-/// How the `ephpm-resp` of the host store a DSN names is doing (its default socket,
-/// beside the segment); `None` for a Redis DSN, or a host store nobody made yet.
-pub fn resp_status(dsn: &str, config: &Config) -> Result<Option<crate::resp_probe::RespStatus>> {
-    let name = match dsn::parse(dsn)? {
-        dsn::Dsn::Redis(_) => return Ok(None),
-        dsn::Dsn::Shm { name } | dsn::Dsn::Cluster { name, .. } => name,
-    };
-    let segment = shm_options(name, config)?.existing_path()?;
-    Ok(segment.map(|p| crate::resp_probe::probe(&crate::resp_probe::default_socket(&p))))
+/// How the `ephpm-resp` of a host store is doing (asked on its default socket, beside
+/// the segment); `None` for a store that is not one host's segment.
+pub fn resp_status(store: &dyn Store) -> Option<crate::resp_probe::RespStatus> {
+    let segment = store.segment()?;
+    Some(crate::resp_probe::probe(
+        &crate::resp_probe::default_socket(segment),
+    ))
 }
 
 /// Removes the host store `name` (default `ephpm.store_name`) if no process maps it: the

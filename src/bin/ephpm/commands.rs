@@ -11,7 +11,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use ephpm::config::Config;
-use ephpm::resp_probe::RespStatus;
 use ephpm::store::shm::inventory::{self, Entries, Kind};
 use ephpm::store::{self, Fetched, KeyTtl, ScanEntry, Store};
 
@@ -98,9 +97,8 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
     report(table(&rows), Json::Arr(json))
 }
 
-/// The store's counters, and how its Redis-protocol server is doing (`resp`: none for
-/// a Redis DSN).
-pub fn stats(s: &dyn Store, resp: Option<RespStatus>) -> Done {
+/// The store's counters, and how its Redis-protocol server is doing (a host store's).
+pub fn stats(s: &dyn Store) -> Done {
     let st = s.stats()?;
     let numbers = st.named();
     let backend = s.describe();
@@ -110,7 +108,7 @@ pub fn stats(s: &dyn Store, resp: Option<RespStatus>) -> Done {
         rows.push([name.into(), n.to_string()]);
         json.push((name, Json::Uint(n)));
     }
-    if let Some(resp) = resp {
+    if let Some(resp) = store::resp_status(s) {
         rows.push(["resp_server".into(), resp.to_string()]);
         json.push(("resp_server", Json::Str(resp.to_string())));
     }

@@ -117,9 +117,7 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
     let store = commands::open(&dsn, &config)?;
     let s = store.as_ref();
     match &opts.command {
-        Command::Stats => {
-            commands::stats(s, ephpm::store::resp_status(&dsn, &config).ok().flatten())
-        }
+        Command::Stats => commands::stats(s),
         Command::Keys(prefix) => commands::keys(s, prefix, opts.limit),
         Command::Locks => commands::locks(s, opts.limit),
         Command::Get(key) => commands::get(s, key),

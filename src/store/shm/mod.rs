@@ -803,6 +803,10 @@ impl Store for ShmStore {
         self.rw_apply(name, op)
     }
 
+    fn segment(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
     fn describe(&self) -> String {
         format!(
             "shm ({}, {} bytes, {SHARD_COUNT} shards)",
