@@ -13,7 +13,7 @@ PACKAGES := php8.2-cli php8.2-cgi php8.2-dev libclang-dev clang php8.2-fpm libfc
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
             php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv \
-            mariadb-server php8.2-mysql php-predis nodejs
+            mariadb-server php8.2-mysql php-predis nodejs tcl dpkg-dev
 # One version for everything: the crate's (php --ri ephpm shows it too).
 VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 # Where install puts things: PHP's own folders, from php-config.
