@@ -5,36 +5,21 @@ use std::sync::atomic::Ordering;
 use subtle::ConstantTimeEq;
 
 use super::{
-    Ctx, Done, Fail, Hold, NOAUTH, NOQUEUE, PUBSUB, Spec, err, int, syntax, unknown_subcommand,
+    Ctx, Done, Fail, Hold, NOAUTH, NOQUEUE, PUBSUB, Spec, err, int, plain, syntax,
+    unknown_subcommand,
 };
 use crate::resp::reply::Proto;
 use crate::resp::server::lock;
 
-const fn spec(
-    name: &'static str,
-    arity: i32,
-    flags: u8,
-    run: fn(&mut Ctx, &[&[u8]]) -> Done,
-) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags,
-        hold: Hold::Shared,
-        keys: (0, 0, 0),
-        run,
-    }
-}
-
 pub const COMMANDS: &[Spec] = &[
-    spec("ping", -1, PUBSUB, ping),
-    spec("echo", 2, 0, echo),
-    spec("hello", -1, NOAUTH, hello),
-    spec("auth", -2, NOAUTH, auth),
-    spec("select", 2, 0, select),
-    spec("quit", -1, NOAUTH | PUBSUB | NOQUEUE, quit),
-    spec("reset", 1, NOAUTH | PUBSUB | NOQUEUE, reset),
-    spec("client", -2, 0, client),
+    plain("ping", -1, PUBSUB, ping),
+    plain("echo", 2, 0, echo),
+    plain("hello", -1, NOAUTH, hello),
+    plain("auth", -2, NOAUTH, auth),
+    plain("select", 2, 0, select),
+    plain("quit", -1, NOAUTH | PUBSUB | NOQUEUE, quit),
+    plain("reset", 1, NOAUTH | PUBSUB | NOQUEUE, reset),
+    plain("client", -2, 0, client),
 ];
 
 fn ping(ctx: &mut Ctx, a: &[&[u8]]) -> Done {

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::{Ctx, Done, Hold, NOAUTH, Spec, all, err, unknown_subcommand};
+use super::{Ctx, Done, NOAUTH, Spec, all, err, plain, unknown_subcommand};
 use crate::resp::glob;
 use crate::resp::server::Server;
 
@@ -12,27 +12,11 @@ use crate::resp::server::Server;
 /// string commands, options and replies this server gives.
 pub const REDIS_VERSION: &str = "7.0.0";
 
-const fn spec(
-    name: &'static str,
-    arity: i32,
-    flags: u8,
-    run: fn(&mut Ctx, &[&[u8]]) -> Done,
-) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags,
-        hold: Hold::Shared,
-        keys: (0, 0, 0),
-        run,
-    }
-}
-
 pub const COMMANDS: &[Spec] = &[
-    spec("info", -1, 0, info),
-    spec("command", -1, NOAUTH, command),
-    spec("config", -2, 0, config),
-    spec("time", 1, 0, time),
+    plain("info", -1, 0, info),
+    plain("command", -1, NOAUTH, command),
+    plain("config", -2, 0, config),
+    plain("time", 1, 0, time),
 ];
 
 /// The INFO sections, in Redis' order.

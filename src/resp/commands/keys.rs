@@ -5,80 +5,57 @@
 use std::time::Duration;
 
 use super::strings::now_ms;
-use super::{Ctx, Done, Fail, Hold, Spec, WRITE, err, int, syntax};
+use super::{Ctx, Done, Fail, Hold, Spec, WRITE, err, int, on_key, plain, syntax};
 use crate::resp::glob;
 use crate::store::{KeyTtl, ScanEntry};
 
-const fn spec(
-    name: &'static str,
-    arity: i32,
-    flags: u8,
-    hold: Hold,
-    keys: (i32, i32, i32),
-    run: fn(&mut Ctx, &[&[u8]]) -> Done,
-) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags,
-        hold,
-        keys,
-        run,
-    }
-}
-
-const ONE: (i32, i32, i32) = (1, 1, 1);
-const ALL: (i32, i32, i32) = (1, -1, 1);
-const NONE: (i32, i32, i32) = (0, 0, 0);
-
 pub const COMMANDS: &[Spec] = &[
-    spec("del", -2, WRITE, Hold::Shared, ALL, del),
-    spec("unlink", -2, WRITE, Hold::Shared, ALL, del),
-    spec("exists", -2, 0, Hold::Shared, ALL, exists),
-    spec("type", 2, 0, Hold::Shared, ONE, kind),
-    spec(
-        "expire",
-        -3,
-        WRITE,
-        Hold::AloneIf(has_condition),
-        ONE,
-        expire,
-    ),
-    spec(
-        "pexpire",
-        -3,
-        WRITE,
-        Hold::AloneIf(has_condition),
-        ONE,
-        pexpire,
-    ),
-    spec(
+    Spec {
+        keys: (1, -1, 1),
+        ..on_key("del", -2, WRITE, Hold::Shared, del)
+    },
+    Spec {
+        keys: (1, -1, 1),
+        ..on_key("unlink", -2, WRITE, Hold::Shared, del)
+    },
+    Spec {
+        keys: (1, -1, 1),
+        ..on_key("exists", -2, 0, Hold::Shared, exists)
+    },
+    on_key("type", 2, 0, Hold::Shared, kind),
+    on_key("expire", -3, WRITE, Hold::AloneIf(has_condition), expire),
+    on_key("pexpire", -3, WRITE, Hold::AloneIf(has_condition), pexpire),
+    on_key(
         "expireat",
         -3,
         WRITE,
         Hold::AloneIf(has_condition),
-        ONE,
         expireat,
     ),
-    spec(
+    on_key(
         "pexpireat",
         -3,
         WRITE,
         Hold::AloneIf(has_condition),
-        ONE,
         pexpireat,
     ),
-    spec("ttl", 2, 0, Hold::Shared, ONE, ttl),
-    spec("pttl", 2, 0, Hold::Shared, ONE, pttl),
-    spec("expiretime", 2, 0, Hold::Shared, ONE, expiretime),
-    spec("pexpiretime", 2, 0, Hold::Shared, ONE, pexpiretime),
-    spec("persist", 2, WRITE, Hold::Alone, ONE, persist),
-    spec("keys", 2, 0, Hold::Shared, NONE, keys),
-    spec("scan", -2, 0, Hold::Shared, NONE, scan),
-    spec("randomkey", 1, 0, Hold::Shared, NONE, randomkey),
-    spec("dbsize", 1, 0, Hold::Shared, NONE, dbsize),
-    spec("flushdb", -1, WRITE, Hold::Alone, NONE, flush),
-    spec("flushall", -1, WRITE, Hold::Alone, NONE, flush),
+    on_key("ttl", 2, 0, Hold::Shared, ttl),
+    on_key("pttl", 2, 0, Hold::Shared, pttl),
+    on_key("expiretime", 2, 0, Hold::Shared, expiretime),
+    on_key("pexpiretime", 2, 0, Hold::Shared, pexpiretime),
+    on_key("persist", 2, WRITE, Hold::Alone, persist),
+    plain("keys", 2, 0, keys),
+    plain("scan", -2, 0, scan),
+    plain("randomkey", 1, 0, randomkey),
+    plain("dbsize", 1, 0, dbsize),
+    Spec {
+        hold: Hold::Alone,
+        ..plain("flushdb", -1, WRITE, flush)
+    },
+    Spec {
+        hold: Hold::Alone,
+        ..plain("flushall", -1, WRITE, flush)
+    },
 ];
 
 fn del(ctx: &mut Ctx, a: &[&[u8]]) -> Done {

@@ -15,24 +15,13 @@
 //! (none by default). A token should be random, 16 bytes or more: it is what proves
 //! ownership.
 
-use super::{Ctx, Done, Hold, Spec, WRITE, positive_ttl};
-
-const fn spec(name: &'static str, arity: i32, run: fn(&mut Ctx, &[&[u8]]) -> Done) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags: WRITE,
-        hold: Hold::Shared,
-        keys: (1, 1, 1),
-        run,
-    }
-}
+use super::{Ctx, Done, Hold, Spec, WRITE, on_key, positive_ttl};
 
 pub const COMMANDS: &[Spec] = &[
-    spec("ephpm.lock", 4, lock),
-    spec("ephpm.extend", 4, extend),
-    spec("ephpm.unlock", 3, unlock),
-    spec("delifeq", 3, delifeq),
+    on_key("ephpm.lock", 4, WRITE, Hold::Shared, lock),
+    on_key("ephpm.extend", 4, WRITE, Hold::Shared, extend),
+    on_key("ephpm.unlock", 3, WRITE, Hold::Shared, unlock),
+    on_key("delifeq", 3, WRITE, Hold::Shared, delifeq),
 ];
 
 fn lock(ctx: &mut Ctx, a: &[&[u8]]) -> Done {

@@ -49,8 +49,35 @@ pub struct Spec {
     pub hold: Hold,
     /// Key positions for COMMAND (first, last: -1 the last argument, step).
     pub keys: (i32, i32, i32),
-    pub run: fn(&mut Ctx, &[&[u8]]) -> Done,
+    pub run: Run,
 }
+
+/// A command on no key that runs alongside others (connection, server, pub/sub commands).
+pub const fn plain(name: &'static str, arity: i32, flags: u8, run: Run) -> Spec {
+    Spec {
+        name,
+        arity,
+        flags,
+        hold: Hold::Shared,
+        keys: (0, 0, 0),
+        run,
+    }
+}
+
+/// A command on the key its first argument names.
+pub const fn on_key(name: &'static str, arity: i32, flags: u8, hold: Hold, run: Run) -> Spec {
+    Spec {
+        name,
+        arity,
+        flags,
+        hold,
+        keys: (1, 1, 1),
+        run,
+    }
+}
+
+/// What runs a command.
+pub type Run = fn(&mut Ctx, &[&[u8]]) -> Done;
 
 /// A command's outcome: it wrote its reply, or it failed with this.
 pub type Done = Result<(), Fail>;

@@ -6,33 +6,20 @@
 //! write, from PHP or from here, gives a new one) when EXEC starts, and aborts if any
 //! changed; a PHP write after that check and before the queue ends is not seen.
 
-use super::{Ctx, Done, Hold, NOQUEUE, Spec, err, execute, lookup};
-
-const fn spec(
-    name: &'static str,
-    arity: i32,
-    hold: Hold,
-    run: fn(&mut Ctx, &[&[u8]]) -> Done,
-) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags: NOQUEUE,
-        hold,
-        keys: (0, 0, 0),
-        run,
-    }
-}
+use super::{Ctx, Done, Hold, NOQUEUE, Spec, err, execute, lookup, plain};
 
 pub const COMMANDS: &[Spec] = &[
-    spec("multi", 1, Hold::Shared, multi),
-    spec("exec", 1, Hold::Alone, exec),
-    spec("discard", 1, Hold::Shared, discard),
+    plain("multi", 1, NOQUEUE, multi),
+    Spec {
+        hold: Hold::Alone,
+        ..plain("exec", 1, NOQUEUE, exec)
+    },
+    plain("discard", 1, NOQUEUE, discard),
     Spec {
         keys: (1, -1, 1),
-        ..spec("watch", -2, Hold::Shared, watch)
+        ..plain("watch", -2, NOQUEUE, watch)
     },
-    spec("unwatch", 1, Hold::Shared, unwatch),
+    plain("unwatch", 1, NOQUEUE, unwatch),
 ];
 
 fn multi(ctx: &mut Ctx, _: &[&[u8]]) -> Done {

@@ -1,31 +1,15 @@
 //! PUBLISH, SUBSCRIBE and their kin, among this server's clients (a PHP process does not
 //! take part: it has no subscription to this server).
 
-use super::{Ctx, Done, Hold, PUBSUB, Spec, unknown_subcommand};
-
-const fn spec(
-    name: &'static str,
-    arity: i32,
-    flags: u8,
-    run: fn(&mut Ctx, &[&[u8]]) -> Done,
-) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags,
-        hold: Hold::Shared,
-        keys: (0, 0, 0),
-        run,
-    }
-}
+use super::{Ctx, Done, PUBSUB, Spec, plain, unknown_subcommand};
 
 pub const COMMANDS: &[Spec] = &[
-    spec("publish", 3, 0, publish),
-    spec("subscribe", -2, PUBSUB, subscribe),
-    spec("psubscribe", -2, PUBSUB, psubscribe),
-    spec("unsubscribe", -1, PUBSUB, unsubscribe),
-    spec("punsubscribe", -1, PUBSUB, punsubscribe),
-    spec("pubsub", -2, 0, pubsub),
+    plain("publish", 3, 0, publish),
+    plain("subscribe", -2, PUBSUB, subscribe),
+    plain("psubscribe", -2, PUBSUB, psubscribe),
+    plain("unsubscribe", -1, PUBSUB, unsubscribe),
+    plain("punsubscribe", -1, PUBSUB, punsubscribe),
+    plain("pubsub", -2, 0, pubsub),
 ];
 
 fn publish(ctx: &mut Ctx, a: &[&[u8]]) -> Done {

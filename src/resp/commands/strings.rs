@@ -7,58 +7,41 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Ctx, Done, Fail, Hold, Spec, WRITE, err, int, positive_ttl, syntax};
+use super::{Ctx, Done, Fail, Hold, Spec, WRITE, err, int, on_key, positive_ttl, syntax};
 use crate::resp::text;
 use crate::store::{KeyTtl, SetNx, Value};
 
-const fn spec(
-    name: &'static str,
-    arity: i32,
-    flags: u8,
-    hold: Hold,
-    run: fn(&mut Ctx, &[&[u8]]) -> Done,
-) -> Spec {
-    Spec {
-        name,
-        arity,
-        flags,
-        hold,
-        keys: (1, 1, 1),
-        run,
-    }
-}
-
 pub const COMMANDS: &[Spec] = &[
-    spec("get", 2, 0, Hold::Shared, get),
-    spec("set", -3, WRITE, Hold::AloneIf(set_reads_first), set),
-    spec("setnx", 3, WRITE, Hold::Shared, setnx),
-    spec("setex", 4, WRITE, Hold::Shared, setex),
-    spec("psetex", 4, WRITE, Hold::Shared, psetex),
-    spec("getset", 3, WRITE, Hold::Alone, getset),
-    spec("getdel", 2, WRITE, Hold::Alone, getdel),
-    spec("getex", -2, WRITE, Hold::Alone, getex),
+    on_key("get", 2, 0, Hold::Shared, get),
+    on_key("set", -3, WRITE, Hold::AloneIf(set_reads_first), set),
+    on_key("setnx", 3, WRITE, Hold::Shared, setnx),
+    on_key("setex", 4, WRITE, Hold::Shared, setex),
+    on_key("psetex", 4, WRITE, Hold::Shared, psetex),
+    on_key("getset", 3, WRITE, Hold::Alone, getset),
+    on_key("getdel", 2, WRITE, Hold::Alone, getdel),
+    on_key("getex", -2, WRITE, Hold::Alone, getex),
     Spec {
         keys: (1, -1, 1),
-        ..spec("mget", -2, 0, Hold::Shared, mget)
+        ..on_key("mget", -2, 0, Hold::Shared, mget)
     },
     Spec {
         keys: (1, -1, 2),
-        ..spec("mset", -3, WRITE, Hold::Shared, mset)
+        ..on_key("mset", -3, WRITE, Hold::Shared, mset)
     },
     Spec {
         keys: (1, -1, 2),
-        ..spec("msetnx", -3, WRITE, Hold::Alone, msetnx)
+        ..on_key("msetnx", -3, WRITE, Hold::Alone, msetnx)
     },
-    spec("append", 3, WRITE, Hold::Alone, append),
-    spec("strlen", 2, 0, Hold::Shared, strlen),
-    spec("getrange", 4, 0, Hold::Shared, getrange),
-    spec("substr", 4, 0, Hold::Shared, getrange),
-    spec("setrange", 4, WRITE, Hold::Alone, setrange),
-    spec("incr", 2, WRITE, Hold::Shared, incr),
-    spec("decr", 2, WRITE, Hold::Shared, decr),
-    spec("incrby", 3, WRITE, Hold::Shared, incrby),
-    spec("decrby", 3, WRITE, Hold::Shared, decrby),
-    spec("incrbyfloat", 3, WRITE, Hold::Alone, incrbyfloat),
+    on_key("append", 3, WRITE, Hold::Alone, append),
+    on_key("strlen", 2, 0, Hold::Shared, strlen),
+    on_key("getrange", 4, 0, Hold::Shared, getrange),
+    on_key("substr", 4, 0, Hold::Shared, getrange),
+    on_key("setrange", 4, WRITE, Hold::Alone, setrange),
+    on_key("incr", 2, WRITE, Hold::Shared, incr),
+    on_key("decr", 2, WRITE, Hold::Shared, decr),
+    on_key("incrby", 3, WRITE, Hold::Shared, incrby),
+    on_key("decrby", 3, WRITE, Hold::Shared, decrby),
+    on_key("incrbyfloat", 3, WRITE, Hold::Alone, incrbyfloat),
 ];
 
 /// The largest string SETRANGE and APPEND may make (Redis' proto-max-bulk-len).
