@@ -94,6 +94,8 @@ check "a post written by a CLI process (id $id) is on the next front page" yes "
 read -r status _ _ < <(get "/written-from-the-cli-$$/")
 check "and its own page is served" "200 $fresh" "$status $(title)"
 check "no fatal error in the php-fpm, PHP or nginx logs" 0 "$(fatal)"
+check "no PHP warning, notice or deprecation while the drop-in served" 0 \
+    "$(cat "$tmp/php-error.log" 2>/dev/null | grep -c -E 'PHP (Warning|Notice|Deprecated)')"
 
 # The extension removed from php-fpm, the drop-in still in wp-content.
 wp_stop_fpm "$tmp"
