@@ -4,8 +4,20 @@
 //! pattern × subject steps, never the exponential walk a recursive matcher can be made
 //! to take.
 
+/// Star runs beyond which a pattern matches nothing: Redis' own matcher gives up past
+/// this nesting, and a pattern that complex is an attack, not a query.
+const MAX_STARS: usize = 1000;
+
 /// Whether `subject` matches `pattern`.
 pub fn matches(pattern: &[u8], subject: &[u8]) -> bool {
+    let star_runs = pattern
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'*' && (i == 0 || pattern[i - 1] != b'*'))
+        .count();
+    if star_runs > MAX_STARS {
+        return false;
+    }
     let (mut p, mut s) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while s < subject.len() {

@@ -28,7 +28,11 @@ impl Limits {
 /// A request that breaks the protocol: answered with this text after "ERR Protocol
 /// error: ", then the connection is closed (the stream can no longer be framed).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProtocolError(pub &'static str);
+pub struct ProtocolError(pub std::borrow::Cow<'static, str>);
+
+fn broken(why: &'static str) -> ProtocolError {
+    ProtocolError(why.into())
+}
 
 /// The outcome of one look at the buffer.
 #[derive(Debug, PartialEq, Eq)]
@@ -61,13 +65,13 @@ fn multibulk(
     limits: &Limits,
     args: &mut Vec<Range<usize>>,
 ) -> Result<Parsed, ProtocolError> {
-    let Some((count, mut at)) = number_line(buf, 1, limits.max_inline)? else {
+    let Some((count, mut at)) = number_line(buf, 1, "invalid multibulk length")? else {
         return Ok(Parsed::Incomplete(None));
     };
     let count = match count {
         n if n <= 0 => return Ok(Parsed::Blank(at)), // Redis ignores `*0` and `*-1`
         n if n as u64 > limits.max_args as u64 => {
-            return Err(ProtocolError("invalid multibulk length"));
+            return Err(broken("invalid multibulk length"));
         }
         n => n as usize,
     };
@@ -75,20 +79,24 @@ fn multibulk(
         match buf.get(at) {
             None => return Ok(Parsed::Incomplete(None)),
             Some(b'$') => {}
-            Some(_) => return Err(ProtocolError("expected '$'")),
+            Some(&got) => {
+                return Err(ProtocolError(
+                    format!("expected '$', got '{}'", got as char).into(),
+                ));
+            }
         }
-        let Some((len, start)) = number_line(buf, at + 1, limits.max_inline)? else {
+        let Some((len, start)) = number_line(buf, at + 1, "invalid bulk length")? else {
             return Ok(Parsed::Incomplete(None));
         };
         if len < 0 || len as u64 > limits.max_bulk as u64 {
-            return Err(ProtocolError("invalid bulk length"));
+            return Err(broken("invalid bulk length"));
         }
         let end = start + len as usize;
         if buf.len() < end + 2 {
             return Ok(Parsed::Incomplete(Some(end + 2)));
         }
         if &buf[end..end + 2] != b"\r\n" {
-            return Err(ProtocolError("invalid bulk length"));
+            return Err(broken("invalid bulk length"));
         }
         args.push(start..end);
         at = end + 2;
@@ -97,16 +105,18 @@ fn multibulk(
 }
 
 /// A decimal number from `at` to the next CRLF, and where the next line starts; `None`
-/// when the line is not all there yet.
+/// when the line is not all there yet. `bad` says what a malformed one is.
 fn number_line(
     buf: &[u8],
     at: usize,
-    max_line: usize,
+    bad: &'static str,
 ) -> Result<Option<(i64, usize)>, ProtocolError> {
+    // No count or length needs more than 20 characters.
+    const LONGEST: usize = 32;
     let rest = buf.get(at..).unwrap_or_default();
-    let Some(cr) = rest.iter().position(|&b| b == b'\r') else {
-        return if rest.len() > max_line.min(32) {
-            Err(ProtocolError("too big count"))
+    let Some(cr) = rest.iter().take(LONGEST + 1).position(|&b| b == b'\r') else {
+        return if rest.len() > LONGEST {
+            Err(broken(bad))
         } else {
             Ok(None)
         };
@@ -114,9 +124,9 @@ fn number_line(
     match rest.get(cr + 1) {
         None => return Ok(None),
         Some(b'\n') => {}
-        Some(_) => return Err(ProtocolError("invalid multibulk length")),
+        Some(_) => return Err(broken(bad)),
     }
-    let n = decimal(&rest[..cr]).ok_or(ProtocolError("invalid multibulk length"))?;
+    let n = decimal(&rest[..cr]).ok_or_else(|| broken(bad))?;
     Ok(Some((n, at + cr + 2)))
 }
 
@@ -149,13 +159,13 @@ fn inline(
 ) -> Result<Parsed, ProtocolError> {
     let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
         return if buf.len() > limits.max_inline {
-            Err(ProtocolError("too big inline request"))
+            Err(broken("too big inline request"))
         } else {
             Ok(Parsed::Incomplete(None))
         };
     };
     if nl > limits.max_inline {
-        return Err(ProtocolError("too big inline request"));
+        return Err(broken("too big inline request"));
     }
     let line_end = if nl > 0 && buf[nl - 1] == b'\r' {
         nl - 1
@@ -171,10 +181,10 @@ fn inline(
                 let close = buf[i + 1..line_end]
                     .iter()
                     .position(|&b| b == quote)
-                    .ok_or(ProtocolError("unbalanced quotes in request"))?;
+                    .ok_or_else(|| broken("unbalanced quotes in request"))?;
                 let end = i + 1 + close;
                 if end + 1 < line_end && !matches!(buf[end + 1], b' ' | b'\t') {
-                    return Err(ProtocolError("unbalanced quotes in request"));
+                    return Err(broken("unbalanced quotes in request"));
                 }
                 args.push(i + 1..end);
                 i = end + 1;
@@ -189,7 +199,7 @@ fn inline(
             }
         }
         if args.len() > limits.max_args {
-            return Err(ProtocolError("invalid multibulk length"));
+            return Err(broken("invalid multibulk length"));
         }
     }
     Ok(if args.is_empty() {

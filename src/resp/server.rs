@@ -56,6 +56,9 @@ pub struct Client {
     pub commands: AtomicU64,
     pub killed: AtomicBool,
     pub kill: Notify,
+    /// A key this connection WATCHes had its lifetime changed by this server (a change
+    /// of value shows in the key's version; a change of lifetime does not).
+    pub watch_touched: AtomicBool,
 }
 
 #[derive(Default)]
@@ -80,6 +83,8 @@ pub struct Server {
     /// Where the server listens, for INFO.
     pub listening: Vec<String>,
     clients: Mutex<HashMap<u64, Arc<Client>>>,
+    /// Who WATCHes each watched key.
+    watching: Mutex<HashMap<Vec<u8>, Vec<Arc<Client>>>>,
     next_id: AtomicU64,
     exclusive: RwLock<()>,
 }
@@ -96,6 +101,7 @@ impl Server {
             hub: Hub::default(),
             listening: Vec::new(),
             clients: Mutex::new(HashMap::new()),
+            watching: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
             exclusive: RwLock::new(()),
         }
@@ -123,6 +129,7 @@ impl Server {
             commands: AtomicU64::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            watch_touched: AtomicBool::new(false),
         });
         clients.insert(client.id, client.clone());
         Some(client)
@@ -136,6 +143,32 @@ impl Server {
                 .fetch_add(n, Ordering::Relaxed);
         }
         self.hub.forget(id);
+        self.unwatch_all(id);
+    }
+
+    /// `client` WATCHes `key`.
+    pub fn watch(&self, client: &Arc<Client>, key: &[u8]) {
+        lock(&self.watching)
+            .entry(key.to_vec())
+            .or_default()
+            .push(client.clone());
+    }
+
+    /// The client with this id WATCHes nothing any more.
+    pub fn unwatch_all(&self, id: u64) {
+        lock(&self.watching).retain(|_, clients| {
+            clients.retain(|c| c.id != id);
+            !clients.is_empty()
+        });
+    }
+
+    /// The lifetime of `key` changed: its watchers' EXEC will abort.
+    pub fn touch(&self, key: &[u8]) {
+        if let Some(clients) = lock(&self.watching).get(key) {
+            for c in clients {
+                c.watch_touched.store(true, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The connected clients, by id.

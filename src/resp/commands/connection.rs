@@ -5,8 +5,7 @@ use std::sync::atomic::Ordering;
 use subtle::ConstantTimeEq;
 
 use super::{
-    Ctx, Done, Fail, Hold, NOAUTH, NOQUEUE, PUBSUB, Spec, err, int, plain, syntax,
-    unknown_subcommand,
+    Ctx, Done, Fail, NOAUTH, NOQUEUE, PUBSUB, Spec, err, int, plain, syntax, unknown_subcommand,
 };
 use crate::resp::reply::Proto;
 use crate::resp::server::lock;
@@ -165,7 +164,6 @@ fn reset(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
     let c = &mut *ctx.conn;
     c.multi = None;
     c.multi_refused = false;
-    c.watched.clear();
     for ch in c.channels.drain() {
         ctx.server.hub.unsubscribe(c.client.id, &ch);
     }
@@ -178,6 +176,7 @@ fn reset(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
         c.authed = false;
     }
     c.reply.simple("RESET");
+    super::multi::forget_watches(ctx);
     Ok(())
 }
 

@@ -135,7 +135,8 @@ fn set_expiry(
         };
         let new = left_ms.unwrap_or(0);
         let allowed = match current {
-            None => nx || lt,
+            // XX wants a lifetime; LT takes "none" for an infinite one.
+            None => nx || (lt && !xx),
             Some(c) => !nx && (!gt || new > c) && (!lt || new < c),
         };
         if !allowed {
@@ -144,21 +145,30 @@ fn set_expiry(
         }
     }
     let done = match left_ms {
-        Some(ms) if ms > 0 => ctx
-            .server
-            .call(|s| s.expire(a[1], Some(Duration::from_millis(ms as u64))))?,
+        Some(ms) if ms > 0 => {
+            let ttl = Some(Duration::from_millis(ms as u64));
+            ctx.server.call(|s| s.expire(a[1], ttl))?
+        }
         _ => ctx.server.call(|s| s.del(a[1]))?,
     };
+    if done {
+        ctx.server.touch(a[1]);
+    }
     ctx.conn.reply.int(i64::from(done));
     Ok(())
 }
 
-/// Milliseconds left until a time (`n` in `unit_ms` from now or from the epoch).
+/// Milliseconds left until a time (`n` in `unit_ms` from now, or from the epoch when
+/// `absolute`), by Redis' rules: a count of seconds beyond ±i64::MAX/1000, or a relative
+/// time beyond i64::MAX from now, is invalid (`None`); an absolute time however far in
+/// the past is just past.
 fn left(n: i64, unit_ms: i64, absolute: bool) -> Option<Option<i64>> {
     let ms = n.checked_mul(unit_ms)?;
+    let now = now_ms();
     Some(Some(if absolute {
-        ms.checked_sub(now_ms())?
+        ms.saturating_sub(now)
     } else {
+        ms.checked_add(now)?;
         ms
     }))
 }
@@ -210,6 +220,7 @@ fn persist(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
     let had = matches!(ctx.server.call(|s| s.ttl(a[1]))?, KeyTtl::Remaining(_));
     if had {
         ctx.server.call(|s| s.expire(a[1], None))?;
+        ctx.server.touch(a[1]);
     }
     ctx.conn.reply.int(i64::from(had));
     Ok(())
@@ -317,9 +328,30 @@ fn randomkey(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
     Ok(())
 }
 
+/// The live keys and how many of them have a lifetime, counted by a walk: an entry past
+/// its TTL that nothing has touched yet is not counted (the store reclaims it lazily).
+/// O(keys), one shard's lock at a time.
+pub fn live_keys(ctx: &Ctx) -> Result<(u64, u64), Fail> {
+    let (mut keys, mut expires) = (0, 0);
+    let mut batch = Vec::new();
+    let mut cursor = 0;
+    loop {
+        batch.clear();
+        cursor = ctx.server.call(|s| s.scan(b"", cursor, &mut batch))?;
+        keys += batch.len() as u64;
+        expires += batch
+            .iter()
+            .filter(|e| matches!(e.ttl, KeyTtl::Remaining(_)))
+            .count() as u64;
+        if cursor == 0 {
+            return Ok((keys, expires));
+        }
+    }
+}
+
 fn dbsize(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
-    let n = ctx.server.call(|s| s.stats())?.entries;
-    ctx.conn.reply.int(n as i64);
+    let (keys, _) = live_keys(ctx)?;
+    ctx.conn.reply.int(keys as i64);
     Ok(())
 }
 

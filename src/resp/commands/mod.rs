@@ -12,6 +12,7 @@ mod strings;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use super::conn::Conn;
@@ -118,22 +119,31 @@ pub fn int(arg: &[u8]) -> Result<i64, Fail> {
     text::parse_int(arg).ok_or_else(not_an_integer)
 }
 
-/// An argument as a positive count of seconds or milliseconds, as a TTL.
+/// An argument as a positive count of seconds or milliseconds, as a TTL: by Redis'
+/// rule, one that would end past i64::MAX milliseconds since the epoch is invalid.
 pub fn positive_ttl(arg: &[u8], unit_ms: u64, command: &str) -> Result<Duration, Fail> {
+    let invalid = || err(format!("ERR invalid expire time in '{command}' command"));
     let n = int(arg)?;
     if n <= 0 {
-        return Err(err(format!(
-            "ERR invalid expire time in '{command}' command"
-        )));
+        return Err(invalid());
     }
-    (n as u64)
-        .checked_mul(unit_ms)
-        .map(Duration::from_millis)
-        .ok_or_else(|| err(format!("ERR invalid expire time in '{command}' command")))
+    let ms = n.checked_mul(unit_ms as i64).ok_or_else(invalid)?;
+    ms.checked_add(strings::now_ms()).ok_or_else(invalid)?;
+    Ok(Duration::from_millis(ms as u64))
 }
 
-fn table() -> &'static HashMap<&'static str, &'static Spec> {
-    static TABLE: OnceLock<HashMap<&'static str, &'static Spec>> = OnceLock::new();
+/// A command and its counters (INFO commandstats).
+pub struct Entry {
+    pub spec: &'static Spec,
+    pub calls: AtomicU64,
+    /// Ran and answered an error.
+    pub failed: AtomicU64,
+    /// Not run: wrong arity, not logged in, not allowed in this mode.
+    pub rejected: AtomicU64,
+}
+
+fn table() -> &'static HashMap<&'static str, Entry> {
+    static TABLE: OnceLock<HashMap<&'static str, Entry>> = OnceLock::new();
     TABLE.get_or_init(|| {
         [
             strings::COMMANDS,
@@ -146,23 +156,31 @@ fn table() -> &'static HashMap<&'static str, &'static Spec> {
         ]
         .into_iter()
         .flatten()
-        .map(|s| (s.name, s))
+        .map(|spec| {
+            let entry = Entry {
+                spec,
+                calls: AtomicU64::new(0),
+                failed: AtomicU64::new(0),
+                rejected: AtomicU64::new(0),
+            };
+            (spec.name, entry)
+        })
         .collect()
     })
 }
 
-/// Every command, for COMMAND.
-pub fn all() -> impl Iterator<Item = &'static Spec> {
-    table().values().copied()
+/// Every command, for COMMAND and INFO commandstats.
+pub fn all() -> impl Iterator<Item = &'static Entry> {
+    table().values()
 }
 
 /// The command a request names, its name in any case.
-pub fn lookup(name: &[u8]) -> Option<&'static Spec> {
+pub fn lookup(name: &[u8]) -> Option<&'static Entry> {
     let mut lower = [0u8; 24];
     let lower = lower.get_mut(..name.len())?;
     lower.copy_from_slice(name);
     lower.make_ascii_lowercase();
-    table().get(std::str::from_utf8(lower).ok()?).copied()
+    table().get(std::str::from_utf8(lower).ok()?)
 }
 
 /// The arity rule of `spec` allows `n` words.
@@ -179,7 +197,7 @@ fn arity_ok(spec: &Spec, n: usize) -> bool {
 pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
     use std::sync::atomic::Ordering::Relaxed;
     conn.client.commands.fetch_add(1, Relaxed);
-    let Some(spec) = lookup(args[0]) else {
+    let Some(entry) = lookup(args[0]) else {
         let shown: Vec<String> = args[1..]
             .iter()
             .take(8)
@@ -195,16 +213,20 @@ pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
         );
         return;
     };
+    let spec = entry.spec;
     if !conn.authed && spec.flags & NOAUTH == 0 && !cfg!(feature = "resp-unguarded") {
+        entry.rejected.fetch_add(1, Relaxed);
         conn.reply.error("NOAUTH Authentication required.");
         return;
     }
     if !arity_ok(spec, args.len()) {
+        entry.rejected.fetch_add(1, Relaxed);
         let msg = format!("ERR wrong number of arguments for '{}' command", spec.name);
         refuse(conn, &msg);
         return;
     }
     if conn.subscribed() && conn.reply.proto == Proto::Resp2 && spec.flags & PUBSUB == 0 {
+        entry.rejected.fetch_add(1, Relaxed);
         conn.reply.error(&format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             spec.name
@@ -225,18 +247,21 @@ pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
     let mut ctx = Ctx { server, conn };
     if alone {
         let _g = server.alone();
-        execute(&mut ctx, spec, args);
+        execute(&mut ctx, entry, args);
     } else {
         let _g = server.shared();
-        execute(&mut ctx, spec, args);
+        execute(&mut ctx, entry, args);
     }
 }
 
 /// Runs a command whose checks passed, under the lock its caller holds (EXEC runs its
 /// queue through here, holding the server alone).
-pub fn execute(ctx: &mut Ctx, spec: &Spec, args: &[&[u8]]) {
+pub fn execute(ctx: &mut Ctx, entry: &Entry, args: &[&[u8]]) {
+    use std::sync::atomic::Ordering::Relaxed;
+    entry.calls.fetch_add(1, Relaxed);
     let mark = ctx.conn.reply.out.len();
-    if let Err(f) = (spec.run)(ctx, args) {
+    if let Err(f) = (entry.spec.run)(ctx, args) {
+        entry.failed.fetch_add(1, Relaxed);
         // A command that failed part-way must not leave half a reply behind.
         ctx.conn.reply.out.truncate(mark);
         let text = match f {

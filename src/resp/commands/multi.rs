@@ -36,7 +36,7 @@ fn discard(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
     if ctx.conn.multi.take().is_none() {
         return Err(err("ERR DISCARD without MULTI"));
     }
-    ctx.conn.watched.clear();
+    forget_watches(ctx);
     ctx.conn.reply.ok();
     Ok(())
 }
@@ -52,13 +52,24 @@ fn watch(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
     for key in &a[1..] {
         let v = version(ctx, key)?;
         ctx.conn.watched.push((key.to_vec(), v));
+        ctx.server.watch(&ctx.conn.client, key);
     }
     ctx.conn.reply.ok();
     Ok(())
 }
 
-fn unwatch(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+/// Forgets this connection's WATCHes (EXEC, DISCARD, UNWATCH, RESET).
+pub fn forget_watches(ctx: &mut Ctx) {
     ctx.conn.watched.clear();
+    ctx.server.unwatch_all(ctx.conn.client.id);
+    ctx.conn
+        .client
+        .watch_touched
+        .store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn unwatch(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
+    forget_watches(ctx);
     ctx.conn.reply.ok();
     Ok(())
 }
@@ -68,23 +79,31 @@ fn exec(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
         return Err(err("ERR EXEC without MULTI"));
     };
     let watched = std::mem::take(&mut ctx.conn.watched);
+    let touched = ctx
+        .conn
+        .client
+        .watch_touched
+        .load(std::sync::atomic::Ordering::Relaxed);
+    forget_watches(ctx);
     if std::mem::take(&mut ctx.conn.multi_refused) {
         return Err(err(
             "EXECABORT Transaction discarded because of previous errors.",
         ));
     }
+    let mut changed = touched;
     for (key, seen) in &watched {
-        if version(ctx, key)? != *seen {
-            ctx.conn.reply.null_array();
-            return Ok(());
-        }
+        changed |= version(ctx, key)? != *seen;
+    }
+    if changed {
+        ctx.conn.reply.null_array();
+        return Ok(());
     }
     ctx.conn.reply.array(queue.len());
     for command in &queue {
         let words: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
         // Looked up and checked when queued.
-        if let Some(spec) = lookup(words[0]) {
-            execute(ctx, spec, &words);
+        if let Some(entry) = lookup(words[0]) {
+            execute(ctx, entry, &words);
         }
     }
     Ok(())

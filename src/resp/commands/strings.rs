@@ -255,6 +255,9 @@ fn getex(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
             Expiry::In(d) => _ = ctx.server.call(|s| s.expire(a[1], Some(d)))?,
             Expiry::Past => _ = ctx.server.call(|s| s.del(a[1]))?,
         }
+        if !matches!(exp, Expiry::Unset | Expiry::KeepTtl) {
+            ctx.server.touch(a[1]);
+        }
     }
     bulk_or_null(ctx, old);
     Ok(())
