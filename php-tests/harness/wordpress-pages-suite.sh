@@ -63,17 +63,22 @@ echo "# queries without the drop-in: front page $front_none, archive $archive_no
 ln -s "$wp_root/php/WordPress/object-cache.php" "$tmp/site/wp-content/object-cache.php"
 check "a CLI process loads the drop-in on the same store" "Ephpm\\WordPress\\ObjectCache ext" \
     "$(wp_cli "$tmp" "${ext[@]}" -- cache)"
-read -r status _ class < <(get /)
+read -r status front_cold class < <(get /)
 check "the front page is served with the drop-in as WordPress's persistent cache" "200 Ephpm\\WordPress\\ObjectCache ext" "$status $class"
 check "the front page has the site's title" "ephpm WordPress test" "$(title)"
 read -r status front_warm _ < <(get /)
-check "the next front page makes fewer queries than without the drop-in ($front_warm < $front_none)" yes \
-    "$([ "$status" = 200 ] && [ "$front_warm" -lt "$front_none" ] && echo yes || echo "no: $status $front_warm")"
-read -r status _ _ < <(get /category/engineering/)
+# Fewer than the first page with the drop-in, not only than without it: WordPress
+# makes fewer queries with any persistent cache (transients skip the database), even
+# one whose store cannot be reached, where every page costs what the first did.
+check "the next front page makes fewer queries than the first with the drop-in ($front_warm < $front_cold) and than without it ($front_none)" yes \
+    "$([ "$status" = 200 ] && [ "$front_warm" -lt "$front_cold" ] && [ "$front_warm" -lt "$front_none" ] && echo yes || echo "no: $status $front_warm")"
+read -r status archive_cold _ < <(get /category/engineering/)
 check "an archive page (a category) is served, 200, with its title" "200 Engineering" "$status $(title)"
 read -r status archive_warm _ < <(get /category/engineering/)
-check "the next archive page makes fewer queries than without the drop-in ($archive_warm < $archive_none)" yes \
-    "$([ "$status" = 200 ] && [ "$archive_warm" -lt "$archive_none" ] && echo yes || echo "no: $status $archive_warm")"
+check "the next archive page makes fewer queries than the first ($archive_warm < $archive_cold) and than without the drop-in ($archive_none)" yes \
+    "$([ "$status" = 200 ] && [ "$archive_warm" -lt "$archive_cold" ] && [ "$archive_warm" -lt "$archive_none" ] && echo yes || echo "no: $status $archive_warm")"
+check "the pages' cache is in the test's store" yes \
+    "$(php -n "${ext[@]}" -r 'echo (new Ephpm\Kv())->stats()["entries"] > 100 ? "yes" : "no";')"
 worst=0
 for _ in $(seq 12); do
     read -r _ q _ < <(get /)
@@ -84,8 +89,8 @@ check "12 more front pages, across the 4 workers, all as cheap as the warm one (
 wp_stop_fpm "$tmp"
 wp_start_fpm "$tmp" 4 "${ext[@]}"
 read -r status q _ < <(get /)
-check "after php-fpm restarts, the first front page is served from the store ($q < $front_none queries)" yes \
-    "$([ "$status" = 200 ] && [ "$q" -lt "$front_none" ] && echo yes || echo "no: $status $q")"
+check "after php-fpm restarts, the first front page is served from the store ($q < $front_cold queries)" yes \
+    "$([ "$status" = 200 ] && [ "$q" -lt "$front_cold" ] && echo yes || echo "no: $status $q")"
 # Invalidation across processes: a post written by a CLI process shows on the next page.
 fresh="Written from the CLI $$"
 id=$(wp_cli "$tmp" "${ext[@]}" -- post "$fresh")
