@@ -248,10 +248,9 @@ fn tcp_refuses_every_command_but_auth_hello_and_quit_until_auth() {
             "{command:?}"
         );
     }
-    assert_eq!(c.call(&["AUTH", "wrong-password"]).is_error(), true);
-    assert_eq!(
+    assert!(c.call(&["AUTH", "wrong-password"]).is_error());
+    assert!(
         c.call(&["AUTH", "someone", &password]).is_error(),
-        true,
         "the only user is default"
     );
     assert_eq!(c.call(&["AUTH", &password]), Reply::ok());

@@ -87,7 +87,7 @@ where
     let mut conn = Conn {
         client: client.clone(),
         authed,
-        reply: Reply::new(),
+        reply: Reply::default(),
         multi: None,
         multi_refused: false,
         watched: Vec::new(),

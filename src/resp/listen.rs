@@ -44,12 +44,29 @@ pub async fn unix(server: Arc<Server>, listener: UnixListener, peers: Peers) {
     }
 }
 
+/// Tells a refused peer why, then closes. What it sent meanwhile is read (for a
+/// moment) before the close: closing with unread bytes resets the connection, and a
+/// reset can reach the peer before the reason does.
 async fn refuse(mut stream: tokio::net::UnixStream, uid: u32) {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let msg = format!(
         "-NOPERM uid {uid} may not use this store: only its owner's uid (or the group given to ephpm-resp --group) is admitted\r\n"
     );
-    let _ = stream.write_all(msg.as_bytes()).await;
+    if stream.write_all(msg.as_bytes()).await.is_err() {
+        return;
+    }
+    let _ = stream.shutdown().await;
+    let mut sink = [0u8; 4096];
+    let drain = async {
+        let mut total = 0;
+        while let Ok(n @ 1..) = stream.read(&mut sink).await {
+            total += n;
+            if total > 64 << 10 {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), drain).await;
 }
 
 /// Accepts on the TCP listener until the runtime stops; every connection logs in first,

@@ -18,14 +18,16 @@ pub struct Reply {
     pub proto: Proto,
 }
 
-impl Reply {
-    pub fn new() -> Self {
+impl Default for Reply {
+    fn default() -> Self {
         Reply {
             out: Vec::with_capacity(16 << 10),
             proto: Proto::Resp2,
         }
     }
+}
 
+impl Reply {
     pub fn simple(&mut self, s: &str) {
         self.line(b'+', s.as_bytes());
     }
@@ -123,13 +125,15 @@ mod tests {
 
     #[test]
     fn resp3_types_degrade_to_resp2_ones() {
-        let mut r = Reply::new();
+        let mut r = Reply::default();
         r.map(1);
         r.bulk(b"k");
         r.null();
         assert_eq!(r.out, b"*2\r\n$1\r\nk\r\n$-1\r\n");
-        let mut r = Reply::new();
-        r.proto = Proto::Resp3;
+        let mut r = Reply {
+            proto: Proto::Resp3,
+            ..Reply::default()
+        };
         r.map(1);
         r.null();
         r.error("ERR bad\r\nkey");

@@ -148,14 +148,20 @@ fn hello(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
 
 fn select(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
     match int(a[1])? {
-        0 => Ok(ctx.conn.reply.ok()),
+        0 => {
+            ctx.conn.reply.ok();
+            Ok(())
+        }
         _ => Err(err("ERR DB index is out of range")),
     }
 }
 
 fn quit(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
     ctx.conn.close = true;
-    Ok(ctx.conn.reply.ok())
+    {
+        ctx.conn.reply.ok();
+        Ok(())
+    }
 }
 
 /// RESET: the connection as it was when it connected (still logged in only when its peer

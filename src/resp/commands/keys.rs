@@ -129,7 +129,10 @@ fn set_expiry(
     if nx || xx || gt || lt {
         // A key without a lifetime has an infinite one, for GT and LT.
         let current = match ctx.server.call(|s| s.ttl(a[1]))? {
-            KeyTtl::Missing => return Ok(ctx.conn.reply.int(0)),
+            KeyTtl::Missing => {
+                ctx.conn.reply.int(0);
+                return Ok(());
+            }
             KeyTtl::Persistent => None,
             KeyTtl::Remaining(d) => Some(d.as_millis() as i64),
         };

@@ -165,8 +165,14 @@ fn set(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
             _ => None,
         };
         return match ctx.server.call(|s| s.set_nx(key, Value::Str(value), ttl))? {
-            SetNx::Inserted => Ok(ctx.conn.reply.ok()),
-            SetNx::Exists => Ok(ctx.conn.reply.null()),
+            SetNx::Inserted => {
+                ctx.conn.reply.ok();
+                Ok(())
+            }
+            SetNx::Exists => {
+                ctx.conn.reply.null();
+                Ok(())
+            }
         };
     }
     let old = if get || nx || xx {
@@ -211,14 +217,20 @@ fn setex(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
     let ttl = positive_ttl(a[2], 1000, "setex")?;
     ctx.server
         .call(|s| s.set(a[1], Value::Str(a[3]), Some(ttl)))?;
-    Ok(ctx.conn.reply.ok())
+    {
+        ctx.conn.reply.ok();
+        Ok(())
+    }
 }
 
 fn psetex(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
     let ttl = positive_ttl(a[2], 1, "psetex")?;
     ctx.server
         .call(|s| s.set(a[1], Value::Str(a[3]), Some(ttl)))?;
-    Ok(ctx.conn.reply.ok())
+    {
+        ctx.conn.reply.ok();
+        Ok(())
+    }
 }
 
 fn getset(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
@@ -300,7 +312,10 @@ fn pairs<'a>(a: &[&'a [u8]], command: &str) -> Result<Vec<(&'a [u8], Value<'a>)>
 fn mset(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
     let entries = pairs(a, "mset")?;
     ctx.server.call(|s| s.set_many(&entries, None))?;
-    Ok(ctx.conn.reply.ok())
+    {
+        ctx.conn.reply.ok();
+        Ok(())
+    }
 }
 
 fn msetnx(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
