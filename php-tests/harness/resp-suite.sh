@@ -113,4 +113,34 @@ cli EPHPM.UNLOCK job py-token-0000000002 >/dev/null
 check "once redis-py releases, the MemoLock takes it with a greater fence" "yes" \
     "$(php_ '$l = (new Ephpm\MemoLock())->acquire("job"); echo $l && $l->fence > '"${py_fence:-0}"' ? "yes" : "no";')"
 check "the server logged nothing but its start" "1" "$(wc -l < "$tmp/resp.log")"
+
+# What operators look at names the server and its clients.
+redis-cli -s "$sock" SUBSCRIBE keep-me-connected >/dev/null & held=$!
+for _ in $(seq 100); do [ "$(cli CLIENT LIST | grep -c .)" -ge 2 ] && break; sleep 0.05; done
+check "php --ri ephpm shows the server and its clients" "Redis protocol (ephpm-resp) => serving, 1 clients" \
+    "$(php -n -d "extension=$so" -d "ephpm.store_name=$store" --ri ephpm | grep -o 'Redis protocol (ephpm-resp) => serving, [0-9]* clients')"
+check "Kv::stats() says so too (the status page's row)" "serving, 1 clients" \
+    "$(php_ 'echo preg_replace("/, [0-9]+ commands$/", "", (new Ephpm\Kv())->stats()["resp_server"]);')"
+check "ephpm stats says so too" "resp_server          serving, 1 clients" \
+    "$("$root/target/release/ephpm" stats --store "$store" | grep resp_server | sed 's/, [0-9]* commands$//')"
+kill "$held" 2>/dev/null; wait "$held" 2>/dev/null
+
+# On cluster:// the server is a door to the fleet's store, through this host's node: a
+# write through it is read on another host, and SET NX is decided by the key's owner.
+start_cluster "$tmp" "resp_fleet_$$" 2
+"$root/target/release/ephpm-resp" --store "resp_fleet_$$-1" --dsn "cluster://resp_fleet_$$-1" \
+    --socket "$tmp/fleet.sock" 2>"$tmp/fleet.log" &
+fleet=$!
+for _ in $(seq 100); do [ -S "$tmp/fleet.sock" ] && break; sleep 0.05; done
+check "SET NX through the fleet's door: the first wins" "OK" "$(redis-cli -s "$tmp/fleet.sock" SET fleet:key first NX PX 60000)"
+check "and a second loses" "" "$(redis-cli -s "$tmp/fleet.sock" SET fleet:key second NX PX 60000)"
+fleet_read=""
+for _ in $(seq 100); do
+    fleet_read=$(php -n -d "extension=$so" -d ephpm.cluster.enabled=0 -d ephpm.store_name="resp_fleet_$$-2" \
+        -r 'echo (new Ephpm\Kv("cluster://resp_fleet_'"$$"'-2"))->get("fleet:key");' 2>&1)
+    [ "$fleet_read" = first ] && break; sleep 0.1
+done
+check "PHP on the other host reads what the Redis client wrote" "first" "$fleet_read"
+kill "$fleet" 2>/dev/null; wait "$fleet" 2>/dev/null
+stop_cluster "$tmp" "resp_fleet_$$"
 summary resp-clients
