@@ -23,7 +23,9 @@ require __DIR__ . '/harness/wordpress-admin.inc';
 
 echo 'registered: ', json_encode(WP_CLI::$commands), "\n";
 $class = WP_CLI::$commands['ephpm'];
-$wp = function (string $line) use ($class): void {
+// The backend reruns (phpt-on-redis.sh…) set their own ephpm.dsn: it reads as shm:// here.
+$asShm = fn (string $s): string => str_replace(ini_get('ephpm.dsn'), 'shm://', $s);
+$wp = function (string $line) use ($class, $asShm): void {
     echo "\$ wp $line\n";
     $words = explode(' ', $line);
     $assoc = [];
@@ -37,7 +39,7 @@ $wp = function (string $line) use ($class): void {
     } catch (RuntimeException $e) {
         echo '  ', $e->getMessage(), "\n";
     }
-    echo preg_replace(['/ephpm [0-9.]+\S*/', '/\/\S*wp-content-\d+/', '/wpcache:\S+/', '/[0-9.]+ % \(\d+ hits, \d+ misses\)|n\/a \(0 hits, 0 misses\)/', '/\d+\.\d of \d+\.\d MiB/', '/(entries|evictions): +\d+/'], ['ephpm VERSION', 'WP_CONTENT_DIR', 'wpcache:SALT:', 'RATIO', 'M of N MiB', '$1: N'], ob_get_clean());
+    echo preg_replace(['/ephpm [0-9.]+\S*/', '/\/\S*wp-content-\d+/', '/wpcache:\S+/', '/[0-9.]+ % \(\d+ hits, \d+ misses\)|n\/a \(0 hits, 0 misses\)/', '/\d+\.\d of \d+\.\d MiB/', '/(entries|evictions): +\d+/'], ['ephpm VERSION', 'WP_CONTENT_DIR', 'wpcache:SALT:', 'RATIO', 'M of N MiB', '$1: N'], $asShm(ob_get_clean()));
 };
 $wp('ephpm status');
 wp_cache_set('post', 'cached', 'posts');
