@@ -383,3 +383,16 @@ fn unknown_commands_and_subcommands_keep_the_connection_open() {
     assert!(c.call(&["GET"]).is_error());
     assert_eq!(c.call(&["PING"]), Reply::Simple("PONG".into()));
 }
+
+#[test]
+fn an_idle_client_is_closed_after_the_timeout_and_a_busy_one_is_not() {
+    let server = Server::start(&["--timeout", "1"]);
+    let mut idle = server.client();
+    let mut busy = server.client();
+    assert_eq!(idle.call(&["PING"]), Reply::Simple("PONG".into()));
+    for _ in 0..6 {
+        std::thread::sleep(Duration::from_millis(400));
+        assert_eq!(busy.call(&["PING"]), Reply::Simple("PONG".into()));
+    }
+    assert_eq!(idle.read(), None, "the idle client was closed");
+}
