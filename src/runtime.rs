@@ -82,3 +82,19 @@ pub fn shutdown() {
         None => {}
     }
 }
+
+/// For the daemons (ephpm-node, ephpm-resp): SIGTERM (systemd, kill) or SIGINT (Ctrl-C);
+/// never, if they cannot be caught.
+pub async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    }
+}

@@ -153,7 +153,7 @@ fn main() -> ExitCode {
         let keep = lease::keep(cfg, move |why| eprintln!("ephpm-node: {id}: {why}"));
         tokio::select! {
             () = keep => None,
-            signal = stop_signal() => Some(signal),
+            signal = ephpm::runtime::stop_signal() => Some(signal),
         }
     });
     // Stop the node (its sockets close with the runtime), then give its lease up, so the
@@ -192,19 +192,4 @@ fn in_our_words(message: &str) -> String {
     ]
     .iter()
     .fold(message.to_string(), |m, (ini, flag)| m.replace(ini, flag))
-}
-
-/// SIGTERM (systemd, kill) or SIGINT (Ctrl-C); never, if they cannot be caught.
-async fn stop_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    }
 }

@@ -283,7 +283,7 @@ fn main() -> ExitCode {
         if let Some(l) = tcp {
             tokio::spawn(listen::tcp(server.clone(), l, o.no_auth));
         }
-        let signal = stop_signal().await;
+        let signal = ephpm::runtime::stop_signal().await;
         if let Some(path) = unix_path {
             let _ = std::fs::remove_file(path);
         }
@@ -327,19 +327,4 @@ fn bind_unix(path: &PathBuf, group: Option<u32>) -> Result<tokio::net::UnixListe
     let mode = if group.is_some() { 0o660 } else { 0o600 };
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).map_err(shown)?;
     Ok(l)
-}
-
-/// SIGTERM (systemd, kill) or SIGINT (Ctrl-C); never, if they cannot be caught.
-async fn stop_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    }
 }
