@@ -5,8 +5,10 @@ namespace Ephpm\Symfony;
 use Ephpm\Kv;
 use Ephpm\MemoLock;
 use Ephpm\StaleCache;
+use Ephpm\Symfony\StaleCache\Computed;
 use Psr\Cache\CacheItemInterface;
 use Psr\Cache\InvalidArgumentException;
+use Psr\Log\LoggerInterface;
 use Symfony\Component\Cache\Adapter\AdapterInterface;
 use Symfony\Component\Cache\CacheItem;
 use Symfony\Contracts\Cache\CacheInterface;
@@ -29,6 +31,10 @@ use Symfony\Contracts\Cache\CacheInterface;
  * refresh them. The PSR-6 calls (getItem(), hasItem()) see a value past its lifetime as
  * a miss, as PSR-6 requires; save() stores a value with its lifetime (the stale window
  * comes after it), so a value saved through PSR-6 is served stale by get() too.
+ *
+ * As in every Symfony pool, a stored value that cannot be unserialized (its __wakeup()
+ * throws) is a miss, logged: getItem() misses and get() computes it again. Values
+ * computed by get() carry Symfony's item metadata (`expiry`, `ctime`; see Computed).
  *
  * Not tag-aware: StaleCache decides fresh, stale or expired from the record's times
  * alone, and an invalidated tag must make a value a miss, never a stale hit; for tags use
@@ -54,6 +60,7 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
     private ?Kv $kv = null;
     private ?string $dsn = null;
     private string $prefix = '';
+    private ?object $logger = null;
     /** @var array<string, CacheItem> saveDeferred() items, by key, until commit(). */
     private array $deferred = [];
 
@@ -87,6 +94,7 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
             return;
         }
         $this->dsn = $dsn;
+        $this->logger = $logger;
         $this->prefix = '' === $namespace ? '' : CacheItem::validateKey($namespace) . ':';
         $this->kv = new Kv($dsn, $this->prefix);
         $this->cache = new StaleCache($this->kv, $staleSeconds, $staleIfErrorSeconds, $lock, true, $logger);
@@ -95,8 +103,11 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
 
     /**
      * Symfony's get(): fresh, stale (served at once, refreshed once after the response) or
-     * computed by `$callback` (once across processes). `$metadata` is set to StaleCache's
-     * `['stale' => bool, 'computed' => bool, 'error' => bool]`.
+     * computed by `$callback` (once across processes). `$beta = INF` recomputes at once,
+     * handing the callback the cached item. `$metadata` is set to StaleCache's
+     * `['stale' => bool, 'computed' => bool, 'error' => bool]` plus, as every Symfony pool
+     * sets them, the item's `expiry` (a timestamp) and `ctime` (milliseconds its
+     * computation took) when it has an expiry.
      */
     public function get(string $key, callable $callback, ?float $beta = null, ?array &$metadata = null): mixed
     {
@@ -107,22 +118,27 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
         if (isset($this->deferred[$key])) {
             $this->commit();
         }
-        // The callback gets a Symfony CacheItem (Symfony's own decorators, such as the
-        // TraceableAdapter of debug mode, require one); its expiry sets the lifetime,
-        // and `$save = false` (or an expiry already past) serves the value unstored.
-        $compute = function (int|float &$ttl) use ($key, $callback) {
-            $item = self::item($key, null, false);
-            $save = true;
-            $value = $callback($item, $save);
-            $expiry = self::contents($item)[1];
-            $ttl = !$save ? 0 : (null === $expiry ? $ttl : max(0, $this->lifetime($expiry - microtime(true))));
-            return $value;
-        };
-        if ($beta === INF) {
-            $metadata = ['stale' => false, 'computed' => true, 'error' => false];
-            return $this->cache->refresh($key, $compute, $this->lifetime(null));
+        $compute = $this->computer($key, $callback, $computing);
+        try {
+            if ($beta === INF) {
+                $value = $this->recompute($key, $compute, $this->getItem($key));
+                $how = ['stale' => false, 'computed' => true, 'error' => false];
+            } else {
+                $value = $this->cache->get($key, $compute, $this->lifetime(null), $how);
+            }
+        } catch (\Exception $e) {
+            if ($computing) {
+                throw $e; // the callback's own exception
+            }
+            // The stored value could not be read (its unserialize threw): a miss.
+            $this->log('Failed to fetch key "{key}": ' . $e->getMessage(), $key, $e);
+            $value = $this->recompute($key, $compute, self::item($key, null, false));
+            $how = ['stale' => false, 'computed' => true, 'error' => false];
         }
-        return $this->cache->get($key, $compute, $this->lifetime(null), $metadata);
+        [$value, $itemMetadata] = Computed::unwrap($value);
+        $metadata = $how + $itemMetadata;
+
+        return $value;
     }
 
     public function delete(string $key): bool
@@ -138,12 +154,22 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
         }
         // A read that computes nothing: a miss (or a stale record) yields the marker,
         // which is never stored ($ttl = 0).
-        $value = $this->reader->get($key, static function (int|float &$ttl) {
-            $ttl = 0;
-            return self::$absent;
-        }, $this->lifetime(null), $how);
-        $hit = $value !== self::$absent && !$how['stale'] && !$how['error'];
-        return self::item($key, $hit ? $value : null, $hit);
+        try {
+            $value = $this->reader->get($key, static function (int|float &$ttl) {
+                $ttl = 0;
+                return self::$absent;
+            }, $this->lifetime(null), $how);
+        } catch (\Exception $e) {
+            // A value whose unserialize throws (a __wakeup() that refuses) is a miss, as in
+            // every Symfony pool; Kv::get() itself lets the exception through.
+            $this->log('Failed to fetch key "{key}": ' . $e->getMessage(), $key, $e);
+            return self::item($key, null, false);
+        }
+        if ($value === self::$absent || $how['stale'] || $how['error']) {
+            return self::item($key, null, false);
+        }
+        [$value, $metadata] = Computed::unwrap($value);
+        return self::item($key, $value, true, $metadata);
     }
 
     public function getItems(array $keys = []): iterable
@@ -163,7 +189,9 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
     public function clear(string $prefix = ''): bool
     {
         $this->deferred = [];
-        if (null === $this->kv) {
+        // Symfony's pools refuse a prefix outside their namespace alphabet (a key may not
+        // hold "{}()/\\@:", and a prefix is where a key begins).
+        if (null === $this->kv || preg_match('#[^-+.:_A-Za-z0-9]#', $prefix)) {
             return false;
         }
         return '' === $prefix ? $this->kv->clear() : (new Kv($this->dsn, $this->prefix . $prefix))->clear();
@@ -222,6 +250,41 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
     }
 
     /**
+     * The `$compute(&$ttl, ?CacheItem $item)` StaleCache calls for get(): it runs
+     * `$callback` with a Symfony CacheItem (Symfony's own decorators, such as the
+     * TraceableAdapter of debug mode, require one; `$item` is the cached one when
+     * recomputing at once), whose expiry sets the lifetime; `$save = false` (or an
+     * expiry already past) serves the value unstored. A value with an expiry is stored
+     * with its metadata (Computed). `$computing` turns true once the callback is called.
+     */
+    private function computer(string $key, callable $callback, ?bool &$computing): \Closure
+    {
+        $computing = false;
+        return function (int|float &$ttl, ?CacheItem $item = null) use ($key, $callback, &$computing) {
+            $computing = true;
+            $item ??= self::item($key, null, false);
+            $save = true;
+            $start = microtime(true);
+            $value = $callback($item, $save);
+            $end = microtime(true);
+            $expiry = self::contents($item)[1];
+            $ttl = !$save ? 0 : (null === $expiry ? $ttl : max(0, $this->lifetime($expiry - $end)));
+            return $ttl > 0 && $ttl < 1e9 ? Computed::wrap($value, $end + $ttl, (int) ceil(1000 * ($end - $start))) : $value;
+        };
+    }
+
+    /** Computes `$key` now, behind its lock, handing `$compute` the item `$current`. */
+    private function recompute(string $key, \Closure $compute, CacheItem $current): mixed
+    {
+        return $this->cache->refresh($key, static fn (int|float &$ttl) => $compute($ttl, $current), $this->lifetime(null));
+    }
+
+    private function log(string $message, string $key, \Throwable $e): void
+    {
+        CacheItem::log($this->logger instanceof LoggerInterface ? $this->logger : null, $message, ['key' => $key, 'exception' => $e, 'cache-adapter' => self::class]);
+    }
+
+    /**
      * Seconds a value lives: `$seconds` as given, or the default lifetime where null;
      * "never" (0) is StaleCache's longest lifetime.
      */
@@ -231,13 +294,15 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
         return min($seconds, 1e9);
     }
 
-    private static function item(string $key, mixed $value, bool $hit): CacheItem
+    /** @param array<string, mixed> $metadata Symfony's item metadata (`expiry`, `ctime`). */
+    private static function item(string $key, mixed $value, bool $hit, array $metadata = []): CacheItem
     {
-        return (static function () use ($key, $value, $hit): CacheItem {
+        return (static function () use ($key, $value, $hit, $metadata): CacheItem {
             $item = new CacheItem();
             $item->key = $key;
             $item->value = $value;
             $item->isHit = $hit;
+            $item->metadata = $metadata;
             return $item;
         })->bindTo(null, CacheItem::class)();
     }
