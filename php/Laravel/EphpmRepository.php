@@ -2,8 +2,6 @@
 
 namespace Ephpm\Laravel;
 
-use Closure;
-use Ephpm\LockUnavailable;
 use Ephpm\MemoLock;
 use Ephpm\StaleCache;
 use Illuminate\Cache\Repository;
@@ -20,11 +18,13 @@ use Illuminate\Cache\Repository;
  * - `flexible($key, [$fresh, $stale], $callback)`: Laravel 11's stale-while-revalidate,
  *   on Laravel 8 and later: fresh for `$fresh` seconds, then served stale until `$stale`
  *   while one process (across processes and hosts) refreshes it after the response. The
- *   key holds ephpm's StaleCache record: read it with flexible(), not get().
+ *   key holds ephpm's StaleCache record; get() gives its value (EphpmStore, FlexibleValue).
  * - `add()` without a TTL is atomic too (Laravel's falls back to get-then-put).
  */
 class EphpmRepository extends Repository
 {
+    use ComputesOnce;
+
     /**
      * @param MemoLock|null $memo The locks behind remember() and flexible(); null: no
      *        stampede protection (Laravel's own remember()).
@@ -44,48 +44,20 @@ class EphpmRepository extends Repository
         return parent::add($key, $value, $ttl);
     }
 
-    public function remember($key, $ttl, Closure $callback)
-    {
-        return $this->once($key, $callback, fn ($value) => $this->put($key, $value, value($ttl)));
-    }
-
-    public function rememberForever($key, Closure $callback)
-    {
-        return $this->once($key, $callback, fn ($value) => $this->forever($key, $value));
-    }
-
     /**
-     * The value of `$key`, made once across processes when it is missing: `$publish`
-     * stores what `$callback` returned before the lock is released, so that the waiters
-     * woken by the release find it.
+     * Laravel's tagged cache, whose remember() is protected as this repository's is, and
+     * whose tags get their ids atomically (EphpmTagSet).
+     *
+     * @param array|mixed $names
      */
-    private function once($key, Closure $callback, Closure $publish)
+    public function tags($names)
     {
-        $value = $this->get($key);
-        if ($value !== null) {
-            return $value;
+        $names = is_array($names) ? $names : func_get_args();
+        $cache = new EphpmTaggedCache($this->store, new EphpmTagSet($this->store, $names), $this->memo, $this->logger);
+        if ($this->events !== null) {
+            $cache->setEventDispatcher($this->events);
         }
-        if ($this->memo === null) {
-            $publish($value = $callback());
-            return $value;
-        }
-        // A cached value may be false: wrapped, so that MemoLock sees it as found.
-        $found = function () use ($key) {
-            $value = $this->store->get($this->itemKey($key));
-            return $value === null ? null : [$value];
-        };
-        $make = function () use ($callback, $publish) {
-            $publish($value = $callback());
-            return [$value];
-        };
-        try {
-            return $this->memo->once('remember:' . $key, $found, $make)[0];
-        } catch (LockUnavailable $e) {
-            // Laravel's logger does not interpolate {placeholders}: the message says it all.
-            $this->logger?->warning(sprintf('ephpm: computing cache key "%s" without stampede protection: %s', $key, $e->getMessage()), ['key' => $key, 'exception' => $e]);
-            $publish($value = $callback());
-            return $value;
-        }
+        return $cache->setDefaultCacheTime($this->default);
     }
 
     /**
