@@ -30,9 +30,10 @@ final class EphpmStore extends TaggableStore implements LockProvider
         return $this->kv;
     }
 
+    /** A key written by flexible() gives its value (FlexibleValue). */
     public function get($key)
     {
-        return $this->kv->get((string) $key);
+        return FlexibleValue::of($this->kv, (string) $key, $this->kv->get((string) $key));
     }
 
     /** One round trip for all the keys; a missing key is null, as Laravel expects. */
@@ -41,7 +42,7 @@ final class EphpmStore extends TaggableStore implements LockProvider
         $found = $this->kv->getMany(array_map('strval', $keys));
         $out = [];
         foreach ($keys as $key) {
-            $out[$key] = $found[$key] ?? null;
+            $out[$key] = FlexibleValue::of($this->kv, (string) $key, $found[$key] ?? null);
         }
         return $out;
     }
