@@ -2,26 +2,142 @@
 
 namespace Ephpm\Laravel;
 
+use Closure;
+use Ephpm\Kv;
 use Illuminate\Cache\RateLimiter;
+use Throwable;
 
 /**
- * Laravel's RateLimiter, with `hit()` in one atomic step on an ephpm store. Laravel's own
- * `hit()` adds the counter at 0, increments it, and puts it back to 1 when the add lost
- * and the increment saw 1 (a counter that expired in between): between that increment and
- * that put, another process's hit is overwritten — a few hits in a hundred are lost when
- * processes race on a fresh key, with every store. Here the counter is created with the
- * decay as its TTL and counted by one increment. Other stores get Laravel's own.
+ * Laravel's RateLimiter, whose limit holds under concurrency on an ephpm store: of N
+ * requests racing on a limit of M, exactly M get through.
+ *
+ * Laravel checks, then counts: `tooManyAttempts()` reads the counter, `hit()` increments
+ * it later (in `attempt()`, after the callback ran; in the `throttle` middleware, right
+ * after the check). Every request that reads the counter before the others' hits lands
+ * goes through: with 20 at once on a limit of 5, 6 or 7 pass, all 20 when the callback
+ * takes a while. Here `tooManyAttempts()` counts the attempt itself with one atomic
+ * increment (a reservation), and takes it back when that went past the limit; the
+ * `hit()` that follows in the same process consumes the reservation instead of counting
+ * again. A reservation that no hit() consumed (the caller only looked) is given back
+ * when the request ends (terminate()) or the limiter goes, and by `attempt()` when its
+ * callback throws (Laravel counts no hit then either).
+ *
+ * `hit()` alone is one atomic increment too: Laravel's adds the counter at 0, increments
+ * it, and puts it back to 1 when the add lost and the increment saw 1 (a counter that
+ * expired in between), overwriting another process's hit. Stores other than ephpm's get
+ * Laravel's own methods.
  */
 class EphpmRateLimiter extends RateLimiter
 {
+    /** @var array<string, int> Attempts counted by tooManyAttempts() and not hit() yet: key => the count it made. */
+    private array $reserved = [];
+
+    public function attempt($key, $maxAttempts, Closure $callback, $decaySeconds = 60)
+    {
+        try {
+            return parent::attempt($key, $maxAttempts, $callback, $decaySeconds);
+        } catch (Throwable $e) {
+            $this->giveBack($this->cleanRateLimiterKey($key));
+            throw $e;
+        }
+    }
+
+    /** Counts the attempt now when it is within the limit (see the class). */
+    public function tooManyAttempts($key, $maxAttempts)
+    {
+        $kv = $this->kv();
+        if ($kv === null) {
+            return parent::tooManyAttempts($key, $maxAttempts);
+        }
+        $key = $this->cleanRateLimiterKey($key);
+        if (isset($this->reserved[$key])) {
+            return false; // this process's attempt is counted already
+        }
+        // Laravel also resets a counter at the limit whose window's timer is gone: its
+        // counter and timer expire apart. Not here: the timer is made by the first
+        // hit(), after the reservations that race for the window, and the counter's
+        // lifetime is made the timer's by that same hit().
+        $hits = $this->reserve($kv, $key, $maxAttempts);
+        if ($hits === null) {
+            return true;
+        }
+        $this->reserved[$key] = $hits;
+        return false;
+    }
+
     public function hit($key, $decaySeconds = 60)
     {
-        $store = $this->cache->getStore();
-        if (!$store instanceof EphpmStore) {
+        $kv = $this->kv();
+        if ($kv === null) {
             return parent::hit($key, $decaySeconds);
         }
         $key = $this->cleanRateLimiterKey($key);
-        $this->cache->add($key . ':timer', $this->availableAt($decaySeconds), $decaySeconds);
-        return $store->kv()->increment($key, 1, max(1, (int) $decaySeconds));
+        $decay = max(1, (int) $decaySeconds);
+        // Whoever starts the window (creates its timer) gives the counter its lifetime:
+        // a counter made by a reservation was created before the decay was known.
+        $starts = $this->cache->add($key . ':timer', $this->availableAt($decaySeconds), $decaySeconds);
+        if (isset($this->reserved[$key])) {
+            $hits = $this->reserved[$key];
+            unset($this->reserved[$key]);
+        } else {
+            $hits = $kv->increment($key, 1, $decay);
+        }
+        if ($starts) {
+            $kv->expire($key, $decay);
+        }
+        return $hits;
+    }
+
+    public function resetAttempts($key)
+    {
+        unset($this->reserved[$this->cleanRateLimiterKey($key)]);
+        return parent::resetAttempts($key);
+    }
+
+    /** Gives back the attempts counted by tooManyAttempts() that no hit() consumed. */
+    public function releaseReservations(): void
+    {
+        foreach (array_keys($this->reserved) as $key) {
+            $this->giveBack($key);
+        }
+    }
+
+    public function __destruct()
+    {
+        $this->releaseReservations();
+    }
+
+    /**
+     * Counts one attempt on `$key`; takes it back and returns null when that went past
+     * `$max`. A counter made here lives a minute (Laravel's default decay) until hit()
+     * gives it the window's.
+     */
+    private function reserve(Kv $kv, string $key, int $max): ?int
+    {
+        $hits = $kv->increment($key, 1, 60);
+        if ($hits <= $max) {
+            return $hits;
+        }
+        $kv->increment($key, -1);
+        return null;
+    }
+
+    private function giveBack(string $key): void
+    {
+        if (!isset($this->reserved[$key])) {
+            return;
+        }
+        unset($this->reserved[$key]);
+        $kv = $this->kv();
+        // Not into a counter that was cleared meanwhile (it would start at -1).
+        if ($kv !== null && $kv->has($key)) {
+            $kv->increment($key, -1);
+        }
+    }
+
+    private function kv(): ?Kv
+    {
+        $store = $this->cache->getStore();
+        return $store instanceof EphpmStore ? $store->kv() : null;
     }
 }
