@@ -24,12 +24,16 @@ use Illuminate\Support\ServiceProvider;
  *     'ephpm' => ['dsn' => null, 'prefix' => 'laravel_session:', 'locking' => true,
  *         'lock_ttl' => 0, 'lock_wait' => 30, 'lock_timeout' => 'warn'],
  * the `ephpm.session.*` settings (README); sessions live `session.lifetime` minutes.
+ * config/ephpm.php (published with --tag=ephpm-config): `web_user`, php-fpm's Unix user,
+ * which cache:clear and the ephpm:* commands (stats, locks, clear) check they run as.
  */
 final class EphpmServiceProvider extends ServiceProvider
 {
     public function register()
     {
-        // RateLimiter::hit() in one atomic step when the limiter's store is ephpm's.
+        $this->mergeConfigFrom(__DIR__ . '/config/ephpm.php', 'ephpm');
+        // A limit that holds under concurrency when the limiter's store is ephpm's
+        // (EphpmRateLimiter says how).
         $this->app->extend(RateLimiter::class, function (RateLimiter $limiter, $app) {
             return new EphpmRateLimiter($app->make('cache')->driver($app['config']->get('cache.limiter')));
         });
@@ -45,9 +49,13 @@ final class EphpmServiceProvider extends ServiceProvider
             return $repository;
         });
         $this->app['session']->extend('ephpm', fn ($app) => $this->sessionHandler($app));
+        if (method_exists($this->app, 'runningInConsole') && $this->app->runningInConsole()) {
+            $this->console();
+        }
         // What a request leaves behind goes when it ends, also in a long-running worker
-        // that handles many: a session lock still held, and the deferred refreshes of
-        // flexible() (after the response, which terminate() follows). A bare container
+        // that handles many: a session lock still held, the deferred refreshes of
+        // flexible() (after the response, which terminate() follows), and the rate
+        // limiter's attempts counted by a check that no hit() followed. A bare container
         // (the Illuminate components without the framework) has no terminate().
         if (!method_exists($this->app, 'terminating')) {
             return;
@@ -59,7 +67,24 @@ final class EphpmServiceProvider extends ServiceProvider
                 $handler->release();
             }
             StaleCache::runDeferred();
+            if ($this->app->resolved(RateLimiter::class) && ($limiter = $this->app[RateLimiter::class]) instanceof EphpmRateLimiter) {
+                $limiter->releaseReservations();
+            }
         });
+    }
+
+    /**
+     * The ephpm:* commands, and cache:clear asking whose store it is before clearing an
+     * ephpm one (Laravel 8 binds it as "command.cache.clear", later versions by class;
+     * the binding is made later, by a deferred provider: an extender waits for it).
+     */
+    private function console(): void
+    {
+        $this->publishes([__DIR__ . '/config/ephpm.php' => $this->app->configPath('ephpm.php')], 'ephpm-config');
+        $this->commands([Console\StatsCommand::class, Console\LocksCommand::class, Console\ClearCommand::class]);
+        foreach (['command.cache.clear', \Illuminate\Cache\Console\ClearCommand::class] as $abstract) {
+            $this->app->extend($abstract, fn ($command, $app) => new Console\CacheClearCommand($app['cache'], $app['files']));
+        }
     }
 
     /** The repository of one `ephpm` store of config/cache.php. */
