@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A real Laravel 8.83 application (php-tests/laravel-app, Debian's php-laravel-framework)
-# on ephpm's cache and session drivers, served by real php-fpm (12 static workers on a
+# on ephpm's cache and session drivers, served by real php-fpm (20 static workers on a
 # unix socket in a temporary folder) driven with cgi-fcgi, plus CLI processes of the same
 # application (forked racers, a long-running kernel loop).
 #   php-tests/harness/laravel-suite.sh path/to/ephpm.so [shm|redis]
@@ -45,7 +45,7 @@ user = $(id -un)
 group = $(id -gn)
 listen = $tmp/fpm.sock
 pm = static
-pm.max_children = 12
+pm.max_children = 20
 clear_env = no
 CONF
 "$fpm" "${ini[@]}" -y "$tmp/fpm.conf" -R -F &
@@ -53,7 +53,7 @@ master=$!
 cleanup() {
     kill -QUIT "$master" 2>/dev/null; wait "$master" 2>/dev/null
     [ -f "$tmp/redis.pid" ] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null && sleep 0.1
-    rm -rf "$tmp" "/dev/shm/ephpm-$(id -u)/$store"
+    rm -rf "$tmp" "/dev/shm/ephpm-$(id -u)/$store" "/dev/shm/ephpm-$(id -u www-data 2>/dev/null)/$store"
 }
 trap cleanup EXIT
 for _ in $(seq 100); do [ -S "$tmp/fpm.sock" ] && break; sleep 0.05; done
@@ -204,6 +204,74 @@ check "... and Cache::store('ephpm') works" '"found"' "$(field get "$found")"
 rm "$tmp/discover/vendor/composer/installed.json" "$tmp/discover/bootstrap/cache/packages.php"
 check "without installed.json the provider is not there (the check above can fail)" false \
     "$(field "provider registered" "$(EPHPM_DISCOVERY=1 LARAVEL_BASE="$tmp/discover" cli discovered 2>/dev/null)")"
+
+# 8. Issue #27: tags(...)->remember() computes once; get() reads what flexible() wrote;
+# RateLimiter::attempt() and the throttle middleware let exactly the limit through.
+bodies=$(burst 12 "/remember?store=ephpm&key=cold-tagged&tags=people,artists&ms=300&together=12")
+check "12 concurrent requests on a cold tags(...)->remember() key all get the value" 12 "$(count computed "$bodies")"
+check "... and the origin is called once" 1 "$(probe origin:cold-tagged)"
+check "flexible() stores a value to read" old "$(request "/flexible?key=read&prime=1")"
+check "Cache::get() and many() of a fresh flexible() key give its value" '["old",{"read":"old"}]' "$(request "/flexible/get?key=read")"
+sleep 1.5 # stale now
+check "... and of a stale one" '["old",{"read":"old"}]' "$(request "/flexible/get?key=read")"
+bodies=$(burst 20 "/attempt?key=a&max=5&together=20")
+check "RateLimiter::attempt() with a limit of 5, 20 concurrent requests: 5 pass, 15 are refused" "5 15" \
+    "$(count passed "$bodies") $(count refused "$bodies")"
+check "... and the callback ran 5 times" 5 "$(probe "attempt ran:a")"
+bodies=$(burst 20 "/throttled?key=t&together=20")
+check "the throttle:5,1 middleware (tooManyAttempts(), then hit()), 20 concurrent requests: 5 pass" 5 "$(count passed "$bodies")"
+
+# 9. cache:clear and the ephpm:* commands ask whose store it is: php-fpm runs as this
+# user; run with ephpm.web_user another one (www-data), or run as www-data while
+# ephpm.web_user says php-fpm is this user, they warn and touch nothing, and never make
+# a store. The store is the host's shm://, so on redis only the first check applies.
+artisan() { php "${ini[@]}" "$app/artisan" "$@" 2>&1; echo "rc=$?"; }
+raw() { php "${ini[@]}" -r 'echo json_encode((new Ephpm\Kv())->get($argv[1]));' "$1"; }
+has() { grep -qF -- "$1" <<<"$2" && echo yes || echo no; }
+me=$(id -un)
+request "/remember?store=ephpm&key=kept&ms=0" >/dev/null
+out=$(EPHPM_WEB_USER=www-data artisan cache:clear)
+if [ "$backend" = redis ]; then
+    check "cache:clear of a redis store as another user than ephpm.web_user clears it (not one user's)" "yes rc=0" \
+        "$(has "Application cache cleared!" "$out") $(tail -n1 <<<"$out")"
+else
+    check "cache:clear as $me while ephpm.web_user is www-data: warns, clears nothing, exit 1" "yes no rc=1" \
+        "$(has "php-fpm runs as www-data (ephpm.web_user), this command as $me" "$out") $(has "Application cache cleared!" "$out") $(tail -n1 <<<"$out")"
+    check "... and the cache key php-fpm wrote is still there" '"computed"' "$(raw cache:main:kept)"
+    out=$(EPHPM_WEB_USER=www-data artisan ephpm:stats)
+    check "ephpm:stats likewise: warns, shows nothing, exit 1" "yes no rc=1" \
+        "$(has "this command as $me" "$out") $(has "memory_used" "$out") $(tail -n1 <<<"$out")"
+    web=www-data; wuid=$(id -u "$web")
+    chmod 711 "$tmp"; make_base "$tmp/www"; chown -R "$web" "$tmp/www"
+    as_web() { runuser -u "$web" -- env LARAVEL_BASE="$tmp/www" EPHPM_WEB_USER="$me" php "${ini[@]}" "$app/artisan" "$@" 2>&1; echo "rc=$?"; }
+    for command in cache:clear ephpm:stats ephpm:locks ephpm:clear; do
+        out=$(as_web "$command")
+        check "$command as www-data while php-fpm (ephpm.web_user) is $me: warns, exit 1, and makes no store" "yes rc=1 absent" \
+            "$(has "php-fpm runs as $me (ephpm.web_user), this command as www-data" "$out") $(tail -n1 <<<"$out") $([ -e "/dev/shm/ephpm-$wuid/$store" ] && echo made || echo absent)"
+    done
+    # As php-fpm's user: a session, a held lock, a cache key and another key.
+    s=$(sid)
+    request "/session/incr" "laravel_session=$s" >/dev/null
+    php "${ini[@]}" -r '$l = (new Ephpm\MemoLock())->acquire("deploy", 60000); (new Ephpm\Kv(null, "test:"))->set("holding", 1);
+        (new Ephpm\Kv())->wait("let go", 0, 60);' &
+    holder=$!
+    await holding
+    php "${ini[@]}" -r '(new Ephpm\Kv())->set("other", 1);'
+    as_me() { EPHPM_WEB_USER="$me" artisan "$@"; }
+    out=$(as_me cache:clear)
+    check "cache:clear as php-fpm's user clears the cache store" "yes null" "$(has "Application cache cleared!" "$out") $(raw cache:main:kept)"
+    check "... and keeps the session" 2 "$(request "/session/incr" "laravel_session=$s")"
+    out=$(as_me ephpm:locks deploy)
+    check "ephpm:locks deploy shows the lock held" held "$(awk -F'|' '$2 ~ /deploy/ { gsub(/ /, "", $3); print $3 }' <<<"$out")"
+    out=$(as_me ephpm:clear)
+    check "ephpm:clear removes the other keys, and says what it kept" "null yes" "$(raw other) $(has " session keys (--sessions removes them) and 1 held lock (--locks removes them)" "$out")"
+    check "... keeps the session" 3 "$(request "/session/incr" "laravel_session=$s")"
+    check "... and the held lock" held "$(awk -F'|' '$2 ~ /deploy/ { gsub(/ /, "", $3); print $3 }' <<<"$(as_me ephpm:locks deploy)")"
+    as_me ephpm:clear --sessions --locks >/dev/null
+    check "ephpm:clear --sessions --locks removes both" "1 free" \
+        "$(request "/session/incr" "laravel_session=$s") $(awk -F'|' '$2 ~ /deploy/ { gsub(/ /, "", $3); print $3 }' <<<"$(as_me ephpm:locks deploy)")"
+    kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+fi
 
 if [ "$failed" -gt 0 ]; then
     echo "--- laravel.log"; tail -n 30 "$tmp/app/storage/logs/laravel.log" 2>/dev/null

@@ -13,5 +13,6 @@ return [
         Illuminate\Session\SessionServiceProvider::class,
         env('EPHPM_DISCOVERY') ? null : Ephpm\Laravel\EphpmServiceProvider::class,
         App\Providers\AppServiceProvider::class,
+        App\Providers\ArtisanServiceProvider::class,
     ])),
 ];

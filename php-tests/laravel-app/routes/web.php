@@ -4,6 +4,7 @@
 
 use Illuminate\Http\Request;
 use Illuminate\Support\Facades\Cache;
+use Illuminate\Support\Facades\RateLimiter;
 use Illuminate\Support\Facades\Route;
 
 $probe = static fn () => new Ephpm\Kv(null, 'test:');
@@ -17,23 +18,16 @@ $await = static function (string $key, float $seconds) use ($probe): bool {
     return $kv->has($key);
 };
 
-// Holds a request until ?together=N requests with the same key are there (10 s at
-// most), so that N requests meet the cache at once however slowly each one started.
-$together = static function (Request $r) use ($probe): void {
-    $kv = $probe();
-    $arrived = 'arrived:' . $r->query('key') . ':' . $r->query('together', 1);
-    $kv->increment($arrived);
-    $deadline = microtime(true) + 10;
-    while (($seen = $kv->wait($arrived)) !== false && $kv->get($arrived) < (int) $r->query('together', 1) && microtime(true) < $deadline) {
-        $kv->wait($arrived, $seen, 0.5);
-    }
-};
+// Holds a request until ?together=N requests with the same key are there.
+$together = static fn (Request $r) => App\Http\Middleware\Together::wait($r);
 
-// A cold key with a slow origin (?ms=300) that counts its calls.
+// A cold key with a slow origin (?ms=300) that counts its calls; ?tags=a,b: under tags.
 Route::get('/remember', function (Request $r) use ($probe, $together) {
     $key = $r->query('key');
     $together($r);
-    return Cache::store($r->query('store', 'ephpm'))->remember($key, 60, function () use ($key, $r, $probe) {
+    $cache = Cache::store($r->query('store', 'ephpm'));
+    $cache = $r->query('tags') ? $cache->tags(explode(',', $r->query('tags'))) : $cache;
+    return $cache->remember($key, 60, function () use ($key, $r, $probe) {
         $probe()->increment("origin:$key");
         usleep((int) $r->query('ms', 300) * 1000);
         return 'computed';
@@ -56,6 +50,25 @@ Route::get('/flexible', function (Request $r) use ($probe, $await, $together) {
         return 'new';
     });
 });
+
+// What Cache::get() and many() read of a key flexible() wrote.
+Route::get('/flexible/get', fn (Request $r) => json_encode([Cache::get($r->query('key')), Cache::many([$r->query('key')])]));
+
+// RateLimiter::attempt() with a limit of ?max= on ?key=, its callback taking 20 ms (the
+// work it guards), counting the runs.
+Route::get('/attempt', function (Request $r) use ($probe, $together) {
+    $key = $r->query('key');
+    $together($r);
+    $passed = RateLimiter::attempt("attempt:$key", (int) $r->query('max'), function () use ($key, $probe) {
+        $probe()->increment("attempt ran:$key");
+        usleep(20000);
+    });
+    return $passed ? 'passed' : 'refused';
+});
+
+// Laravel's throttle middleware (tooManyAttempts(), then hit()): 5 a minute.
+Route::get('/throttled', fn () => 'passed')
+    ->middleware([App\Http\Middleware\Together::class, Illuminate\Routing\Middleware\ThrottleRequests::class . ':5,1']);
 
 Route::middleware('web')->group(function () use ($probe, $await) {
     // Read, hold the session 10 ms, write counter + 1.
