@@ -144,7 +144,7 @@ printf("framework.session.handler_id 'ephpm://fleet': %s on %s with %s\n", $sess
     json_encode($session->getArgument(0)->getArguments()), json_encode($session->getArgument(1)));
 
 $c = build("ephpm: { stores: { fleet: '%env(FLEET_DSN)%' } }\nframework: { cache: { pools: { p: { adapter: cache.adapter.ephpm, provider: fleet, public: true }, q: { adapter: cache.adapter.ephpm, provider: '%env(Q_DSN)%', public: true } } } }");
-echo "env DSNs, as a store and as a provider, reach the pools: ", json_encode([trim($c->resolveEnvPlaceholders($c->getDefinition('p')->getArgument(2)), '%'), trim($c->resolveEnvPlaceholders($c->getDefinition('q')->getArgument(2)), '%')]), "\n";
+echo "env DSNs, as a store and as a provider, reach the pools (a provider through the ephpm_store: env processor, which reads ephpm://): ", json_encode([trim($c->resolveEnvPlaceholders($c->getDefinition('p')->getArgument(2)), '%'), trim($c->resolveEnvPlaceholders($c->getDefinition('q')->getArgument(2)), '%')]), "\n";
 
 foreach ([
     "framework: { lock: 'ephpm://nowhere' }",
@@ -180,8 +180,8 @@ without ephpm.lock, lock.factory stays FrameworkBundle's: lock.default.factory
 framework.lock DSN, lock.default.factory: Ephpm\Symfony\Lock\EphpmStore on [null], tagged ephpm.lock_store: true
 framework.lock DSN, lock.orders.factory: Ephpm\Symfony\Lock\EphpmStore on ["redis:\/\/10.0.0.5:6379"], tagged ephpm.lock_store: true
 framework.session.handler_id 'ephpm://fleet': Ephpm\SessionHandler on ["redis:\/\/10.0.0.5:6379","sess:"] with {"lock_wait":3}
-env DSNs, as a store and as a provider, reach the pools: ["env(FLEET_DSN)","env(Q_DSN)"]
-Symfony\Component\DependencyInjection\Exception\InvalidArgumentException: ephpm: "ephpm://nowhere" (service ".lock.default.store.%s") names the store "nowhere", which is neither a store of ephpm.stores (default) nor a DSN (shm://NAME, redis://…, rediss://…, unix:///…, cluster://).
-Symfony\Component\DependencyInjection\Exception\InvalidArgumentException: ephpm: the provider of cache pool "p" names the store "nowhere", which is neither a store of ephpm.stores (host, default) nor a DSN (shm://NAME, redis://…, rediss://…, unix:///…, cluster://).
+env DSNs, as a store and as a provider, reach the pools (a provider through the ephpm_store: env processor, which reads ephpm://): ["env(FLEET_DSN)","env(ephpm_store:Q_DSN)"]
+Symfony\Component\DependencyInjection\Exception\InvalidArgumentException: ephpm: "ephpm://nowhere" (service ".lock.default.store.%s") names the store "nowhere", which is not a store of ephpm.stores (default).
+Symfony\Component\DependencyInjection\Exception\InvalidArgumentException: ephpm: the provider of cache pool "p" names the store "nowhere", which is neither a store of ephpm.stores (host, default), an ephpm DSN (ephpm://, ephpm://NAME, shm://NAME, redis://…, rediss://…, unix:///…, cluster://) nor an Ephpm\Kv service.
 Symfony\Component\Config\Definition\Exception\InvalidConfigurationException: Invalid configuration for path "ephpm.stores.bad": "localhost" is not an ephpm DSN (shm://, redis://, rediss://, unix://, cluster://).
 Symfony\Component\Config\Definition\Exception\InvalidConfigurationException: The value "later" is not allowed for path "ephpm.session.lock_timeout". Permissible values: "warn", "fail", null

@@ -4,6 +4,7 @@ namespace Ephpm\Symfony\Bundle\DependencyInjection;
 
 use Ephpm\Kv;
 use Ephpm\SessionHandler;
+use Ephpm\Symfony\Bundle\EnvDsnProcessor;
 use Ephpm\Symfony\Command\ClearCommand;
 use Ephpm\Symfony\Command\LocksCommand;
 use Ephpm\Symfony\Command\StatsCommand;
@@ -43,7 +44,7 @@ final class EphpmExtension extends Extension
         $container->setParameter('ephpm.stampede_all_pools', $config['stampede_all_pools']);
         $container->setParameter('ephpm.stampede_lock_ttl_ms', $config['stampede_lock_ttl_ms']);
         $container->setParameter('ephpm.stampede_wait_ms', $config['stampede_wait_ms']);
-        // For ephpm:// in framework.lock and framework.session.handler_id (FrameworkDsnPass).
+        // For ephpm:// in framework.lock and framework.session.handler_id (FrameworkDsnPass, FrameworkDsnFactory).
         $container->setParameter('ephpm.lock.initial_ttl', $config['lock']['initial_ttl']);
         $container->setParameter('ephpm.session', [
             'prefix' => $config['session']['prefix'],
@@ -64,9 +65,16 @@ final class EphpmExtension extends Extension
         $this->registerCommands($config['web_user'], $container);
     }
 
-    /** ephpm.store.NAME (an Ephpm\Kv), autowired as `Kv $NAME`; `Kv` alone is the default store. */
+    /**
+     * ephpm.store.NAME (an Ephpm\Kv), autowired as `Kv $NAME`; `Kv` alone is the default
+     * store. And the env processor `ephpm_store:` (EnvDsnProcessor), through which
+     * Stores::dsn() reads a store given as an env var.
+     */
     private function registerStores(ContainerBuilder $container): void
     {
+        $container->register('ephpm.env_dsn_processor', EnvDsnProcessor::class)
+            ->setArguments(['%' . Stores::PARAMETER . '%'])
+            ->addTag('container.env_var_processor');
         foreach ($container->getParameter(Stores::PARAMETER) as $name => $dsn) {
             $container->register($id = 'ephpm.store.' . $name, Kv::class)->setArguments([$dsn]);
             if (preg_match('/^[a-zA-Z_\x7f-\xff][a-zA-Z0-9_\x7f-\xff]*$/', (string) $name)) {

@@ -2,13 +2,18 @@
 
 namespace Ephpm\Symfony\Bundle\DependencyInjection;
 
+use Ephpm\Kv;
+use Ephpm\Symfony\Bundle\EnvDsnProcessor;
+use Ephpm\Symfony\Bundle\EphpmDsn;
 use Symfony\Component\DependencyInjection\ContainerBuilder;
 use Symfony\Component\DependencyInjection\Exception\InvalidArgumentException;
 
 /**
- * Turns what a user may write where ephpm wants a store — a name of `ephpm.stores`, a DSN,
- * an env placeholder, or nothing — into the DSN given to `new Ephpm\Kv()` (null: the
- * `ephpm.dsn` ini setting). The stores map is the container parameter `ephpm.stores`.
+ * Turns what a user may write where ephpm wants a store — a name of `ephpm.stores`,
+ * `ephpm://` or `ephpm://NAME` (EphpmDsn), a DSN (shm://, redis://…), an env var holding
+ * any of these, the id of an `Ephpm\Kv` service, or nothing — into the DSN given to
+ * `new Ephpm\Kv()` (null: the `ephpm.dsn` ini setting). The stores map is the container
+ * parameter `ephpm.stores`.
  */
 final class Stores
 {
@@ -16,6 +21,9 @@ final class Stores
 
     /**
      * @param string $where What names the store, for the error message ('pool "cache.app"').
+     *
+     * @return string|null The DSN; for an env var, the placeholder of the same var
+     *                     through EnvDsnProcessor (`ephpm://…` is resolved when it is read).
      */
     public static function dsn(ContainerBuilder $container, ?string $ref, string $where): ?string
     {
@@ -26,10 +34,55 @@ final class Stores
         if (\array_key_exists($ref, $stores)) {
             return $stores[$ref];
         }
-        $container->resolveEnvPlaceholders($ref, null, $usedEnvs);
-        if ($usedEnvs || str_contains($ref, '://')) {
+        if (null !== $env = self::env($container, $ref)) {
+            return $env;
+        }
+        if (EphpmDsn::is($ref)) {
+            if (!\array_key_exists($name = EphpmDsn::name($ref), $stores)) {
+                throw new InvalidArgumentException(sprintf('ephpm: %s names the store "%s", which is not a store of ephpm.stores (%s).', $where, $name, implode(', ', array_keys($stores))));
+            }
+
+            return EphpmDsn::resolve($ref, $stores);
+        }
+        if (str_contains($ref, '://')) {
             return $ref;
         }
-        throw new InvalidArgumentException(sprintf('ephpm: %s names the store "%s", which is neither a store of ephpm.stores (%s) nor a DSN (shm://NAME, redis://…, rediss://…, unix:///…, cluster://).', $where, $ref, implode(', ', array_keys($stores))));
+        if ($container->has($ref)) {
+            return self::service($container, $ref, $where);
+        }
+        throw new InvalidArgumentException(sprintf('ephpm: %s names the store "%s", which is neither a store of ephpm.stores (%s), an ephpm DSN (ephpm://, ephpm://NAME, shm://NAME, redis://…, rediss://…, unix:///…, cluster://) nor an Ephpm\Kv service.', $where, $ref, implode(', ', array_keys($stores))));
+    }
+
+    /**
+     * For a reference that is one env var and nothing else, the placeholder of that var
+     * through EnvDsnProcessor; null for anything else (a DSN that only contains an env
+     * var, such as redis://%env(HOST)%, is a DSN).
+     */
+    private static function env(ContainerBuilder $container, string $ref): ?string
+    {
+        $container->resolveEnvPlaceholders($ref, null, $used);
+        if (1 !== \count($used ?? []) || $container->resolveEnvPlaceholders($ref, '%%env(%s)%%') !== '%env(' . ($name = key($used)) . ')%') {
+            return $used ? $ref : null;
+        }
+
+        return $container->getParameterBag()->get(sprintf('env(%s:%s)', EnvDsnProcessor::PREFIX, $name));
+    }
+
+    /**
+     * A provider that is a service id, as Symfony lets a Redis pool name its connection
+     * service: the DSN of that `Ephpm\Kv` service (`ephpm.store.NAME`, or one of the app's).
+     */
+    private static function service(ContainerBuilder $container, string $id, string $where): ?string
+    {
+        $definition = $container->findDefinition($id);
+        $arguments = $definition->getArguments();
+        if (Kv::class !== ltrim((string) $container->getParameterBag()->resolveValue($definition->getClass()), '\\') || $definition->getFactory()) {
+            throw new InvalidArgumentException(sprintf('ephpm: %s is the service "%s", which is not an Ephpm\Kv built with new (its store is read from its arguments).', $where, $id));
+        }
+        if ('' !== (string) ($arguments[1] ?? $arguments['$prefix'] ?? '')) {
+            throw new InvalidArgumentException(sprintf('ephpm: %s is the service "%s", an Ephpm\Kv with a prefix: a pool puts its own namespace before its keys; give it a Kv without one.', $where, $id));
+        }
+
+        return self::dsn($container, $arguments[0] ?? $arguments['$dsn'] ?? null, $where);
     }
 }
