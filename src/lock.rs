@@ -10,7 +10,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::store::{Hit, KeyTtl, Result, Retention, Store, Value};
+use crate::store::{Event, Hit, KeyTtl, Result, Retention, Store, Value};
 
 /// A lock's token: 128 bits from the OS CSPRNG, as 32 hex digits.
 pub type Token = [u8; 32];
@@ -107,6 +107,7 @@ impl Locks {
     ) -> Result<Option<Held>> {
         let deadline = Instant::now() + wait;
         let token = new_token();
+        let mut waited = false;
         loop {
             if let Some(fence) = take(&token)? {
                 return Ok(Some(Held {
@@ -117,7 +118,15 @@ impl Locks {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                // A try (no wait asked for) that finds the lock held is neither.
+                if waited {
+                    self.store.note(Event::LockTimeout);
+                }
                 return Ok(None);
+            }
+            if !waited {
+                waited = true;
+                self.store.note(Event::LockWait);
             }
             if cfg!(feature = "broadcast-wakeups") {
                 // Every waiter woken by every release, as before the lines (for the
@@ -127,6 +136,12 @@ impl Locks {
                 self.store.lock_wait(name, left)?;
             }
         }
+    }
+
+    /// Counts `event` in the store (`Store::note`): for callers that wait on their own
+    /// terms (`memo::make_once`).
+    pub fn note(&self, event: Event) {
+        self.store.note(event);
     }
 
     /// Waits until the lock may be free — it was released or changed hands, or its holder's

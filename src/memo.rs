@@ -11,6 +11,7 @@
 use std::time::{Duration, Instant};
 
 use crate::lock::{Held, Locks};
+use crate::store::Event;
 
 /// What a hook produced.
 #[derive(Debug, PartialEq)]
@@ -62,10 +63,17 @@ pub fn make_once<T>(
 ) -> Outcome<T> {
     let deadline = Instant::now() + wait;
     let mut look = plan.find_first;
+    let mut waited = false;
     loop {
         if look {
             match maker.find() {
-                Step::Got(v) => return Outcome::Done(v),
+                Step::Got(v) => {
+                    // Found after a wait: another process made it, this one did not.
+                    if waited {
+                        locks.note(Event::StampedeAvoided);
+                    }
+                    return Outcome::Done(v);
+                }
                 Step::Failed => return Outcome::Failed,
                 Step::Missing => {}
             }
@@ -79,6 +87,10 @@ pub fn make_once<T>(
                 };
                 let step = match found {
                     Step::Missing => maker.make(&held),
+                    Step::Got(v) if waited => {
+                        locks.note(Event::StampedeAvoided);
+                        Step::Got(v)
+                    }
                     other => other,
                 };
                 let _ = locks.release(&held);
@@ -92,7 +104,14 @@ pub fn make_once<T>(
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
+            if waited {
+                locks.note(Event::LockTimeout);
+            }
             return Outcome::TimedOut;
+        }
+        if !waited {
+            waited = true;
+            locks.note(Event::LockWait);
         }
         if let Err(e) = locks.wait_until_free(name, left) {
             return Outcome::StoreFailed(e.to_string());

@@ -210,7 +210,11 @@ namespace Ephpm {
          * empty sessions, then cache entries, then sessions with data; 0 on Redis, whose
          * own policy evicts), `expirations`, `repairs` (shards rebuilt after a process
          * died holding their lock, or after damage was found), `resets` (shards too
-         * damaged to rebuild, emptied: their entries lost), `shards`, `shards_locked`;
+         * damaged to rebuild, emptied: their entries lost), `shards`, `shards_locked`,
+         * `age_seconds` (since the segment was made, Redis: its uptime; 0 unknown),
+         * `max_item_size` (bytes), `lock_waits`, `lock_timeouts`, `stampedes_avoided`,
+         * `full_refusals` (writes refused for want of room), `shard_fill` (each shard's
+         * [used, size, entries]; empty on Redis);
          * and for a host store (shm://) `resp_server`: how its Redis-protocol server
          * (ephpm-resp) is doing, e.g. "serving, 3 clients, 1200 commands" or "not running".
          */

@@ -136,3 +136,54 @@ fn a_lock_held_past_the_wait_times_out() {
     assert_eq!(out, Outcome::TimedOut);
     assert_eq!(shared.makes.load(Ordering::SeqCst), 0);
 }
+
+/// The store counts, for the operator, the callers that waited for the lock, the ones
+/// whose wait ran out, and the ones that found what another made (stampedes avoided).
+#[test]
+fn waits_timeouts_and_stampedes_avoided_are_counted_in_the_store() {
+    let (_d, s) = any_store();
+    let locks = Locks::new(s.clone());
+    let before = s.stats().unwrap();
+    let shared = Shared {
+        cache: Mutex::new(None),
+        makes: AtomicUsize::new(0),
+    };
+    let barrier = Barrier::new(8);
+    std::thread::scope(|t| {
+        for _ in 0..8 {
+            let (locks, shared, barrier) = (&locks, &shared, &barrier);
+            t.spawn(move || {
+                barrier.wait();
+                make_once(
+                    locks,
+                    b"t",
+                    Duration::from_secs(30),
+                    Duration::from_secs(10),
+                    PLAN,
+                    &mut Caller {
+                        shared,
+                        fail: false,
+                    },
+                )
+            });
+        }
+    });
+    let after = s.stats().unwrap();
+    assert_eq!(shared.makes.load(Ordering::SeqCst), 1);
+    let waits = after.lock_waits - before.lock_waits;
+    assert!(waits >= 1, "the 7 others found the lock held");
+    assert_eq!(after.stampedes_avoided - before.stampedes_avoided, waits);
+    assert_eq!(after.lock_timeouts, before.lock_timeouts);
+
+    let _held = locks
+        .acquire(b"busy", Duration::from_secs(30), Duration::ZERO)
+        .unwrap()
+        .unwrap();
+    let none = locks
+        .acquire(b"busy", Duration::from_secs(30), Duration::from_millis(30))
+        .unwrap();
+    assert!(none.is_none());
+    let end = s.stats().unwrap();
+    assert_eq!(end.lock_waits - after.lock_waits, 1);
+    assert_eq!(end.lock_timeouts - after.lock_timeouts, 1);
+}

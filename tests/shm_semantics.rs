@@ -414,3 +414,24 @@ fn index_growth_under_pressure_evicts_instead_of_failing() {
     }
     s.verify().unwrap();
 }
+
+/// A refused write is counted (`full_refusals`) for every process, and `max_item_size`
+/// says what fits: one byte more than it is refused, it is stored.
+#[test]
+fn refused_writes_are_counted_and_max_item_size_is_what_fits() {
+    let (_d, s) = store(MB);
+    let st = s.stats().unwrap();
+    assert_eq!(st.full_refusals, 0);
+    assert!(st.age_seconds >= 1, "a fresh segment has a time base");
+    let max = st.max_item_size as usize;
+    assert!(max > 0 && max < MB as usize, "{max}");
+    // Incompressible bytes (a value the size of a shard would compress otherwise).
+    let bytes: Vec<u8> = (0..max + 1)
+        .map(|i| (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15).to_le_bytes()[7])
+        .collect();
+    let err = s.set(b"k", Value::Str(&bytes), None).unwrap_err();
+    assert!(matches!(err, StoreError::Full { .. }), "{err}");
+    assert_eq!(s.stats().unwrap().full_refusals, 1);
+    s.set(b"k", Value::Str(&bytes[..max]), None).unwrap();
+    assert_eq!(s.stats().unwrap().full_refusals, 1);
+}

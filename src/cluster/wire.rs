@@ -455,7 +455,13 @@ pub fn encode_response(r: &Response) -> Vec<u8> {
             .u64(s.shards)
             .u64(s.evictions_anonymous)
             .u64(s.evictions_cache)
-            .u64(s.evictions_session),
+            .u64(s.evictions_session)
+            .u64(s.age_seconds)
+            .u64(s.max_item_size)
+            .u64(s.lock_waits)
+            .u64(s.lock_timeouts)
+            .u64(s.stampedes_avoided)
+            .u64(s.full_refusals),
         Response::Members(ids) => {
             o.u8(8).u64(ids.len() as u64);
             for id in ids {
@@ -495,6 +501,13 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
             evictions_session: i.u64()?,
             // Not on the wire: a node's shards are its own host's business (`ephpm stores`).
             shards_locked: 0,
+            // Added later, at the end: a node of an older build sends none (then 0).
+            age_seconds: i.u64().unwrap_or(0),
+            max_item_size: i.u64().unwrap_or(0),
+            lock_waits: i.u64().unwrap_or(0),
+            lock_timeouts: i.u64().unwrap_or(0),
+            stampedes_avoided: i.u64().unwrap_or(0),
+            full_refusals: i.u64().unwrap_or(0),
         }),
         8 => {
             let n = i.u64()?.min(65_536);

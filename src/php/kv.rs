@@ -398,6 +398,17 @@ extern "C" fn stats(ex: &mut ExecuteData, rv: &mut Zval) {
         if let Some(resp) = crate::store::resp_status(s.store().as_ref()) {
             let _ = a.insert("resp_server", resp.to_string());
         }
+        // Each shard's [used, size, entries]; empty where the store has no shards of its
+        // own (Redis). A failure to read them leaves the counters above standing.
+        let mut fill = ZendHashTable::new();
+        for f in s.store().shard_fill().unwrap_or_default() {
+            let mut row = ZendHashTable::new();
+            for n in [f.used, f.size, f.entries] {
+                let _ = row.push(i64::try_from(n).unwrap_or(i64::MAX));
+            }
+            let _ = fill.push(row);
+        }
+        let _ = a.insert("shard_fill", fill);
         rv.set_hashtable(a);
     })
 }

@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::shm::{ShmOptions, ShmStore, euid, open_shared};
-use super::{KeyTtl, Result, ScanEntry, SetNx, Stats, Store, StoreError, Value, bytes};
+use super::{
+    Event, KeyTtl, Result, ScanEntry, SetNx, ShardFill, Stats, Store, StoreError, Value, bytes,
+};
 use crate::cluster::entry::{self, State};
 use crate::cluster::peercred::peer_uid;
 use crate::cluster::wire::{self, Entry, Failure, Op, Response, Route};
@@ -356,6 +358,16 @@ impl Store for ClusterStore {
             Err(StoreError::Unavailable { .. }) => self.local.stats(),
             Err(e) => Err(e),
         }
+    }
+
+    /// This host's copy's shards.
+    fn shard_fill(&self) -> Result<Vec<ShardFill>> {
+        self.local.shard_fill()
+    }
+
+    /// Counted in this host's segment, whose counters the host's node reports.
+    fn note(&self, event: Event) {
+        self.local.note(event);
     }
 
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool> {

@@ -178,12 +178,47 @@ pub struct Stats {
     /// Shards whose lock somebody held when the stats were read (shm): one that stays
     /// locked across looks is a stopped or stuck process's.
     pub shards_locked: u64,
+    /// Seconds since the store began counting: its segment was made (shm, the cluster's
+    /// host copy) or its server started (Redis). 0 when unknown (a segment an older build
+    /// made). The time base of every counter here.
+    pub age_seconds: u64,
+    /// The largest value, in bytes, a write can store (shm: one shard's arena less its
+    /// index and an entry's header, a longer key taking from it; Redis:
+    /// `proto-max-bulk-len`). 0 when unknown.
+    pub max_item_size: u64,
+    /// `Event` counts, for every process of the store (see `layout::Events`; Redis: a
+    /// hash beside the keys, and its own count of OOM refusals).
+    pub lock_waits: u64,
+    pub lock_timeouts: u64,
+    pub stampedes_avoided: u64,
+    pub full_refusals: u64,
+}
+
+/// Something a store's users did that its operator counts (`Store::note`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// An acquisition found its lock held and waited (once per acquisition).
+    LockWait,
+    /// A wait for a lock ran out without it.
+    LockTimeout,
+    /// A waiter found the value another process computed, and computed nothing.
+    StampedeAvoided,
+}
+
+/// One shard's fill, as `Store::shard_fill` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardFill {
+    /// Bytes in use (entries and the index).
+    pub used: u64,
+    /// Bytes of the shard's arena.
+    pub size: u64,
+    pub entries: u64,
 }
 
 impl Stats {
     /// The counters by the names `Kv::stats()`, the CLI and the metrics show, with
     /// `memory_free` derived.
-    pub fn named(&self) -> [(&'static str, u64); 15] {
+    pub fn named(&self) -> [(&'static str, u64); 21] {
         [
             ("memory_size", self.memory_size),
             ("memory_used", self.memory_used),
@@ -203,6 +238,12 @@ impl Stats {
             ("resets", self.resets),
             ("shards", self.shards),
             ("shards_locked", self.shards_locked),
+            ("age_seconds", self.age_seconds),
+            ("max_item_size", self.max_item_size),
+            ("lock_waits", self.lock_waits),
+            ("lock_timeouts", self.lock_timeouts),
+            ("stampedes_avoided", self.stampedes_avoided),
+            ("full_refusals", self.full_refusals),
         ]
     }
 }
@@ -329,6 +370,19 @@ pub trait Store: Send + Sync {
     /// it may or may not be. No lock is held longer than one shard's walk.
     fn scan(&self, prefix: &[u8], cursor: u64, out: &mut Vec<ScanEntry>) -> Result<u64>;
     fn stats(&self) -> Result<Stats>;
+    /// Each shard's fill, for the status page: empty for a store whose memory is not
+    /// split into shards of its own (Redis).
+    ///
+    /// Locking: none (as `stats`).
+    fn shard_fill(&self) -> Result<Vec<ShardFill>> {
+        Ok(Vec::new())
+    }
+    /// Counts `event` where every process of the store sees it (`Stats`). Best effort: a
+    /// count that cannot be made is dropped, never the caller's error. The default counts
+    /// nothing.
+    fn note(&self, event: Event) {
+        let _ = event;
+    }
     /// Blocks until the key's version differs from `last_version`, or the store is told
     /// of a write to it (true: look again), or `timeout` passes (false).
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool>;

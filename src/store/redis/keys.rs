@@ -9,6 +9,10 @@ pub const WAKE: &[u8] = b":ephpm:wake";
 /// The suffix of a lock's line of waiters (`queue.rs`).
 pub const QUEUE: &[u8] = b":ephpm:queue";
 
+/// The hash (after the DSN's prefix) where `Store::note` counts events for every
+/// process; `scan` leaves it out, as it leaves out fencing counters.
+pub const EVENTS: &[u8] = b"{ephpm}:ephpm:events";
+
 /// `key` with the DSN's prefix.
 pub fn full(prefix: &[u8], key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(prefix.len() + key.len());

@@ -53,7 +53,9 @@ use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 
 use super::bytes::{self, fingerprint};
 use super::dsn::RedisDsn;
-use super::{Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value};
+use super::{
+    Event, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value,
+};
 use link::Link;
 use scripts::{Flavour, Publish};
 use target::Target;
@@ -62,6 +64,9 @@ use wakeups::Wakeups;
 
 /// A counter outlives its lock's last acquisition by this much (see `scripts::ACQUIRE`).
 const FENCE_KEEP: Duration = Duration::from_secs(3600);
+
+/// The fields of the events hash (`keys::EVENTS`), in `Event`'s order.
+const EVENT_FIELDS: [&str; 3] = ["lock_waits", "lock_timeouts", "stampedes_avoided"];
 /// Keys a `clear` deletes per round trip.
 const CLEAR_BATCH: usize = 500;
 
@@ -631,7 +636,10 @@ impl Store for RedisStore {
     fn stats(&self) -> Result<Stats> {
         let per_master: Vec<(String, u64)> = self.run_idempotent(|c| {
             let mut info = redis::cmd("INFO");
-            info.arg("memory").arg("stats");
+            info.arg("memory")
+                .arg("stats")
+                .arg("server")
+                .arg("errorstats");
             c.con
                 .masters()?
                 .iter()
@@ -653,7 +661,47 @@ impl Store for RedisStore {
                 })
                 .sum()
         };
+        // Each master's figure (not a sum): the time base, and Redis' refusals for want of
+        // memory (`-OOM`, counted in `errorstat_OOM:count=N`).
+        let each = |name: &str, tail: &str| -> Vec<u64> {
+            per_master
+                .iter()
+                .filter_map(|(info, _)| {
+                    info.lines()
+                        .find_map(|l| l.strip_prefix(name)?.strip_prefix(tail))
+                        .and_then(|v| v.trim().parse::<u64>().ok())
+                })
+                .collect()
+        };
+        let events: Vec<Option<u64>> = self
+            .run_idempotent(|c| {
+                redis::cmd("HMGET")
+                    .arg(self.key(keys::EVENTS))
+                    .arg(&EVENT_FIELDS[..])
+                    .query(&mut c.con)
+            })
+            .unwrap_or_default();
+        let event = |i: usize| events.get(i).copied().flatten().unwrap_or(0);
+        // CONFIG may be renamed away: then the limit is unknown (0).
+        let max_item: Option<(String, u64)> = self
+            .run_idempotent(|c| {
+                redis::cmd("CONFIG")
+                    .arg("GET")
+                    .arg("proto-max-bulk-len")
+                    .query::<Option<(String, u64)>>(&mut c.con)
+            })
+            .ok()
+            .flatten();
         Ok(Stats {
+            age_seconds: each("uptime_in_seconds", ":")
+                .into_iter()
+                .min()
+                .unwrap_or(0),
+            max_item_size: max_item.map_or(0, |(_, n)| n),
+            lock_waits: event(0),
+            lock_timeouts: event(1),
+            stampedes_avoided: event(2),
+            full_refusals: each("errorstat_OOM", ":count=").into_iter().sum(),
             memory_size: field("maxmemory"),
             memory_used: field("used_memory"),
             entries: per_master.iter().map(|(_, n)| n).sum(),
@@ -670,6 +718,23 @@ impl Store for RedisStore {
             shards: per_master.len() as u64,
             shards_locked: 0,
         })
+    }
+
+    /// One HINCRBY on the events hash (`keys::EVENTS`); a failure is dropped.
+    fn note(&self, event: Event) {
+        let field = EVENT_FIELDS[match event {
+            Event::LockWait => 0,
+            Event::LockTimeout => 1,
+            Event::StampedeAvoided => 2,
+        }];
+        let key = self.key(keys::EVENTS);
+        let _ = self.run(|c| {
+            redis::cmd("HINCRBY")
+                .arg(&key)
+                .arg(field)
+                .arg(1)
+                .query::<i64>(&mut c.con)
+        });
     }
 
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool> {

@@ -64,9 +64,10 @@ impl RedisStore {
         let (next, found) = self.scan_page(&pattern, cursor, SCAN_COUNT)?;
         // A lock's fencing counter is a key of its own (with an empty prefix it matches
         // too): it is shown as its lock's fence, not as an entry.
+        let events = self.key(keys::EVENTS);
         let found: Vec<Vec<u8>> = found
             .into_iter()
-            .filter(|k| !k.ends_with(keys::FENCE))
+            .filter(|k| !k.ends_with(keys::FENCE) && *k != events)
             .collect();
         if found.is_empty() {
             return Ok(next);

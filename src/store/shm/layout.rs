@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! 0        SegmentHeader            written once by the creator, under the creation flock
+//! 2048     Events                   `created_unix` by the creator; the rest atomics, no lock
 //! 4096     WaitSlot[WAIT_SLOTS]     atomics, no lock
 //! shards   SHARD_COUNT × (ShardHeader, arena)   each guarded by its ShardHeader::mutex
 //! ```
@@ -48,6 +49,38 @@ pub struct SegmentHeader {
 }
 const _: () = assert!(size_of::<SegmentHeader>() == 48);
 const _: () = assert!(size_of::<SegmentHeader>() <= WAIT_TABLE_OFFSET);
+
+/// Where `Events` lies in the header page. Added within layout 4 without a version bump,
+/// on purpose: these bytes were zero and never read or written before, so a build that
+/// does not know them ignores them, and a segment such a build made reads here as "made
+/// at an unknown time, nothing counted yet" (zeros) — which is what it is. Bumping the
+/// version would instead set aside every live store of the host at the upgrade.
+pub const EVENTS_OFFSET: usize = 2048;
+
+/// What the store's users did that an operator counts, for every process of the store
+/// (`ephpm stats`, the status page, the metrics). Counted with relaxed atomic adds, no
+/// lock: a counter is a tally, never a decision.
+#[repr(C)]
+pub struct Events {
+    /// CLOCK_REALTIME seconds when the segment was made: written by the creator before it
+    /// publishes `magic`, never after. 0: made by a build that did not record it.
+    pub created_unix: u64,
+    /// Acquisitions of a lock (a MemoLock, a session's, `Ephpm\Lock`) that found it held
+    /// and waited for it, once per acquisition however many wake-ups it took.
+    pub lock_waits: AtomicU64,
+    /// Of those, the ones whose wait ran out without the lock.
+    pub lock_timeouts: AtomicU64,
+    /// Computations not done: a caller that waited for another's computation of a cold
+    /// key and then found its value (MemoLock's cache wrapper, `once()`).
+    pub stampedes_avoided: AtomicU64,
+    /// Writes refused because the store had no room even after evicting everything it may
+    /// evict (`StoreError::Full`: the value was too large, or the rest are locks).
+    pub full_refusals: AtomicU64,
+}
+const _: () = assert!(size_of::<Events>() == 40);
+const _: () = assert!(size_of::<SegmentHeader>() <= EVENTS_OFFSET);
+const _: () = assert!(EVENTS_OFFSET + size_of::<Events>() <= WAIT_TABLE_OFFSET);
+const _: () = assert!(EVENTS_OFFSET % align_of::<Events>() == 0);
 
 /// One word of the wake-up table (no lock: atomics only).
 #[repr(C)]

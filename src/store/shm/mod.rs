@@ -61,7 +61,8 @@ pub use userdir::euid;
 use wait::WaitTable;
 
 use super::{
-    Fetched, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value,
+    Event, Fetched, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, ShardFill, Stats, Store,
+    StoreError, Value,
 };
 use crate::codec;
 
@@ -256,7 +257,8 @@ impl ShmStore {
             let (mut g, hash) = self.locked(key)?;
             let mut now = LazyNow::new(&self.clock);
             let expires = now.deadline(Some(ttl));
-            g.set(hash, key, v, expires, &mut now).map_err(full)
+            g.set(hash, key, v, expires, &mut now)
+                .map_err(|f| self.full(f))
         })
     }
 
@@ -268,7 +270,10 @@ impl ShmStore {
             let (mut g, hash) = self.locked(key)?;
             let mut now = LazyNow::new(&self.clock);
             let expires = now.deadline(ttl);
-            match g.set_nx(hash, key, v, expires, &mut now).map_err(full)? {
+            match g
+                .set_nx(hash, key, v, expires, &mut now)
+                .map_err(|f| self.full(f))?
+            {
                 Some(_) => Ok(SetNx::Inserted),
                 None => Ok(SetNx::Exists),
             }
@@ -439,6 +444,25 @@ impl ShmStore {
         Ok(version.map(|version| Hit { value, version }))
     }
 
+    /// The segment's event counters (`layout::Events`).
+    fn events(&self) -> &Events {
+        // SAFETY: segment::open validated the segment's geometry, so the mapping is at
+        // least MIN_SEGMENT_SIZE bytes and page-aligned: `Events` lies in its header page
+        // at EVENTS_OFFSET, aligned (asserted in layout.rs). `created_unix` is immutable
+        // after publication and the counters are atomics; the mapping lives as long as
+        // `self`.
+        unsafe { &*self._mapping.ptr().add(EVENTS_OFFSET).cast::<Events>() }
+    }
+
+    /// A write that had no room, counted (`full_refusals`) and as the store's error.
+    fn full(&self, f: shard::Full) -> StoreError {
+        self.events().full_refusals.fetch_add(1, Ordering::Relaxed);
+        StoreError::Full {
+            need: f.need,
+            capacity: f.capacity,
+        }
+    }
+
     /// Pays shard `i`'s tally if its lock is free right now (else at a later read).
     #[cold]
     #[inline(never)]
@@ -471,10 +495,10 @@ impl ShmStore {
                     KIND_SERIALIZED
                 };
                 if b.len() > u32::MAX as usize {
-                    return Err(StoreError::Full {
+                    return Err(self.full(shard::Full {
                         need: b.len() as u64,
                         capacity: self.size / SHARD_COUNT as u64,
-                    });
+                    }));
                 }
                 match codec::compress(b, self.compress_threshold) {
                     Some(p) => {
@@ -524,13 +548,6 @@ unsafe fn shard_at(m: &Mapping, stride: u64, arena_len: u32, i: usize) -> Shard 
     let header = unsafe { m.ptr().add(SHARDS_OFFSET + i * stride as usize) }.cast::<ShardHeader>();
     // SAFETY: forwarded to the caller; the mapping keeps its file open (Mapping).
     unsafe { Shard::new(header, arena_len, i, m.segment()) }
-}
-
-fn full(f: shard::Full) -> StoreError {
-    StoreError::Full {
-        need: f.need,
-        capacity: f.capacity,
-    }
 }
 
 impl Store for ShmStore {
@@ -602,7 +619,8 @@ impl Store for ShmStore {
             let (mut g, hash) = self.locked(key)?;
             let mut now = LazyNow::new(&self.clock);
             let expires = now.deadline(ttl);
-            g.set(hash, key, v, expires, &mut now).map_err(full)
+            g.set(hash, key, v, expires, &mut now)
+                .map_err(|f| self.full(f))
         })
     }
 
@@ -665,7 +683,7 @@ impl Store for ShmStore {
             .map_err(|e| match e {
                 IncrError::NotAnInteger => StoreError::NotAnInteger,
                 IncrError::Overflow => StoreError::Overflow,
-                IncrError::Full(f) => full(f),
+                IncrError::Full(f) => self.full(f),
             })
     }
 
@@ -744,8 +762,52 @@ impl Store for ShmStore {
             t.repairs += st.repairs;
             t.resets += st.resets;
             t.shards_locked += u64::from(st.locked);
+            t.max_item_size = if i == 0 {
+                st.max_value
+            } else {
+                t.max_item_size.min(st.max_value)
+            };
         }
+        let ev = self.events();
+        if ev.created_unix != 0 {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            // At least 1: a store made this very second has a time base too.
+            t.age_seconds = now.saturating_sub(ev.created_unix).max(1);
+        }
+        t.lock_waits = ev.lock_waits.load(Ordering::Relaxed);
+        t.lock_timeouts = ev.lock_timeouts.load(Ordering::Relaxed);
+        t.stampedes_avoided = ev.stampedes_avoided.load(Ordering::Relaxed);
+        t.full_refusals = ev.full_refusals.load(Ordering::Relaxed);
         Ok(t)
+    }
+
+    /// Locking: none (`Shard::stats`).
+    fn shard_fill(&self) -> Result<Vec<ShardFill>> {
+        Ok(self
+            .shards
+            .iter()
+            .map(|s| {
+                let st = s.stats();
+                ShardFill {
+                    used: st.used,
+                    size: st.arena_len,
+                    entries: st.entries,
+                }
+            })
+            .collect())
+    }
+
+    /// Locking: none: one relaxed atomic add in the segment's header page.
+    fn note(&self, event: Event) {
+        let ev = self.events();
+        let counter = match event {
+            Event::LockWait => &ev.lock_waits,
+            Event::LockTimeout => &ev.lock_timeouts,
+            Event::StampedeAvoided => &ev.stampedes_avoided,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Locking: the key's shard lock, briefly, on every check; sleeps on the key's futex
@@ -779,7 +841,8 @@ impl Store for ShmStore {
             bytes: token,
             raw_len: token.len() as u32,
         };
-        g.set_nx(hash, name, v, expires, &mut now).map_err(full)
+        g.set_nx(hash, name, v, expires, &mut now)
+            .map_err(|f| self.full(f))
     }
 
     /// Locking: the lock's shard lock (the compare and the new expiry happen under it).

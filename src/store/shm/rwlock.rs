@@ -6,10 +6,10 @@
 
 use std::time::Duration;
 
+use super::ShmStore;
 use super::clock::LazyNow;
 use super::layout::{FLAG_PINNED, KIND_STR};
 use super::shard::Encoded;
-use super::{ShmStore, full};
 use crate::rwlock::Outcome;
 use crate::rwlock::state::{self, Change, Op};
 use crate::store::Result;
@@ -51,7 +51,7 @@ impl ShmStore {
                     raw_len: bytes.len() as u32,
                 };
                 g.set(hash, name, v, deadline(now_ns, ttl), &mut now)
-                    .map_err(full)?;
+                    .map_err(|f| self.full(f))?;
             }
         }
         Ok(match outcome {

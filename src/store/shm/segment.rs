@@ -30,7 +30,7 @@ use std::sync::atomic::Ordering;
 
 use super::ShmError;
 use super::constants::{MAX_SEGMENT_SIZE, MIN_SEGMENT_SIZE, SHARD_COUNT};
-use super::layout::{LAYOUT_VERSION, MAGIC, SHARDS_OFFSET, SegmentHeader};
+use super::layout::{EVENTS_OFFSET, Events, LAYOUT_VERSION, MAGIC, SHARDS_OFFSET, SegmentHeader};
 use super::mutex::{MAX_HOLD, Segment};
 use super::ofd;
 use super::shard::Shard;
@@ -202,7 +202,7 @@ pub(super) fn readable(h: &SegmentHeader, file_len: u64) -> Result<Geometry, Str
 }
 
 /// The byte every mapping process holds a read lock on (see the module doc).
-const IN_USE_BYTE: u64 = 0;
+pub(super) const IN_USE_BYTE: u64 = 0;
 
 /// Marks this process as a user of the segment for as long as `file` stays open.
 fn hold_use_lock(file: &File) -> Result<(), ShmError> {
@@ -398,6 +398,12 @@ fn write_header(m: &Mapping, g: &Geometry) {
     h.generation = generation_seed();
     h.shard_stride = g.shard_stride;
     h.arena_len = g.arena_len as u64;
+    // SAFETY: `Events` lies at EVENTS_OFFSET inside the header page of the fresh mapping
+    // (layout.rs asserts it fits before the wait table); as above, nobody else reads it yet.
+    let events = unsafe { &mut *m.ptr().add(EVENTS_OFFSET).cast::<Events>() };
+    events.created_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
 }
 
 /// A value that differs between two creations of the same segment.

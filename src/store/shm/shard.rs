@@ -20,7 +20,7 @@ use super::ShmError;
 use super::alloc;
 use super::arena::Arena;
 use super::clock::LazyNow;
-use super::constants::{ARENA_START, EVICTION_SAMPLE};
+use super::constants::{ARENA_START, EVICTION_SAMPLE, GRANULE};
 use super::index::{self, Probe};
 use super::layout::*;
 use super::mutex::{self, Acquired, Segment};
@@ -90,6 +90,10 @@ pub struct ShardStats {
     pub evictions_by_class: [u64; CLASSES],
     /// Whether somebody holds the shard's lock right now.
     pub locked: bool,
+    /// Bytes of the arena, and the largest value an entry with a one-byte key can hold
+    /// in it next to the index as it is now (eviction may free all the rest).
+    pub arena_len: u64,
+    pub max_value: u64,
 }
 
 /// This process's handle on one shard of the mapped segment.
@@ -249,6 +253,14 @@ impl Shard {
                 repairs: u32_at(&raw mut (*h).repairs),
                 resets: u32_at(&raw mut (*h).resets),
                 locked: mutex::is_locked(&raw mut (*h).mutex),
+                arena_len: u64::from(self.arena.len()),
+                max_value: {
+                    let slots = u32_at(&raw mut (*h).index_slots);
+                    let index = (u64::from(INDEX_SLOTS_AT) + slots * 8)
+                        .next_multiple_of(u64::from(GRANULE));
+                    u64::from(self.arena.len())
+                        .saturating_sub(u64::from(ARENA_START) + index + u64::from(value_start(1)))
+                },
             }
         }
     }
