@@ -75,13 +75,15 @@ entries=$(jq .entries <<<"$stats")
 check "the fixture: 10 entries (3 user, 5 page, 1 session, 1 lock)" 10 "$entries"
 
 row=$(cli stores | awk -v s="$store" '$2 == s')
-check "stores: owner, name, kind, size, in use, entries" "root $store store 16777216 yes $entries" "$(echo $row)"
-check "stores --json: the same" "root store 16777216 true $entries $shm/$store" \
-    "$(cli --json stores | jq -r --arg s "$store" '.[] | select(.name == $s) | "\(.owner) \(.kind) \(.size) \(.in_use) \(.entries) \(.path)"')"
+check "stores: owner, name, kind, size, in use, processes (the holder), entries" "root $store store 16777216 yes 1 $entries" "$(echo $row)"
+check "stores --json: the same" "root store 16777216 true 1 $entries $shm/$store" \
+    "$(cli --json stores | jq -r --arg s "$store" '.[] | select(.name == $s) | "\(.owner) \(.kind) \(.size) \(.in_use) \(.processes) \(.entries) \(.path)"')"
 
 check "stats --json is Kv::stats()" "$(jq -S . <<<"$stats")" "$(cli --json stats | jq -S .)"
-check "stats: the same numbers as text" "$(jq -r 'to_entries[] | "\(.key) \(.value)"' <<<"$stats")" \
-    "$(cli stats | sed 's/  */ /')"
+check "stats: the same numbers as text" "$(jq -r 'to_entries[] | select(.key != "shard_fill") | "\(.key) \(.value)"' <<<"$stats")" \
+    "$(cli stats | sed 's/  */ /' | grep -v '^shard_fill ')"
+check "stats: each shard's fill as text" "$(jq -r '[.shard_fill[] | "\(.[0] * 1000 / .[1] | round / 10)"] | length' <<<"$stats") shards" \
+    "$(cli stats | sed -n 's/^shard_fill *//p' | wc -w) shards"
 
 check "keys: every key, sorted, with its TTL (- for none) and size" \
     "KEY TTL SIZE|job ttl 32|n - 8|page:0 - 100|page:1 - 100|page:2 - 100|page:3 - 100|page:4 - 100|session:sid0123456789abcdef ttl 6|user:1 - 5|user:2 ttl 22" \
@@ -98,7 +100,20 @@ check "locks --json" "job $fence true" "$(cli --json locks | jq -r '.items[] | "
 
 check "get: a string" alice "$(cli get user:1)"
 check "get: an int" 42 "$(cli get n)"
-check "get --json: a serialized array" '{"key":"user:2","type":"serialized","value":"a:2:{i:0;i:1;i:1;i:2;}"}' "$(cli --json get user:2)"
+check "get: a PHP array as var_export shows it, not serialized bytes" "$(php_ 'var_export([1, 2]);')" "$(cli get user:2)"
+check "get --json: a serialized array, and the value it holds" '{"key":"user:2","type":"serialized","value":"a:2:{i:0;i:1;i:1;i:2;}","php":[1,2]}' "$(cli --json get user:2)"
+php_ '$kv = new Ephpm\Kv(); $kv->set("tag\0\x01:t", serialize(["a" => (object) ["p" => "q"]]), 300);'
+check "keys: a key with NUL and control bytes is shown escaped" 'yes' \
+    "$(cli keys tag | grep -qF '"tag\000\001:t"' && echo yes)"
+check "get of that key, addressed in the same escapes: a string holding serialize()'s output, decoded (as var_export, spacing aside)" \
+    "/* a string holding serialize()'s output */|$(php_ 'var_export(["a" => (object) ["p" => "q"]]);' | tr -s ' ' | paste -sd'|')" \
+    "$(cli get '"tag\000\001:t"' | tr -s ' ' | paste -sd'|')"
+check "ttl of it (seconds left), of a key without one (none), of a missing key (exit 1)" "yes none 1" \
+    "$(cli ttl '"tag\x00\x01:t"' | grep -qE '^(29[0-9]|300)\.[0-9]s$' && echo yes) $(cli ttl n) $(cli ttl nope 2>/dev/null; echo $?)"
+cli del '"tag\000\001:t"' >/dev/null
+check "set KEY VALUE --ttl: PHP reads the string, with its TTL" "string:hello yes" \
+    "$(cli --ttl 60 set set:1 hello >/dev/null; php_ '$kv = new Ephpm\Kv(); $v = $kv->get("set:1"); echo gettype($v), ":", $v, " ", ($kv->ttl("set:1") > 50 ? "yes" : "no");')"
+cli del set:1 >/dev/null
 cli get nope 2>"$tmp/err" >/dev/null
 check "get of a missing key: exit 1, said" "1 ephpm: no key nope" "$? $(cat "$tmp/err")"
 check "del --json" '{"deleted":"user:1"}' "$(cli --json del user:1)"
@@ -300,6 +315,11 @@ PY
         for c in hits misses evictions expirations repairs resets; do got+=" $(metric counter "ephpm_${c}_total{}")"; done
         got+=" $(metric gauge 'ephpm_shards{}')"
         check "metrics: every number is Kv::stats()'s (counters typed counter)" "$want" "$got"
+        got=""; for c in lock_waits lock_timeouts stampedes_avoided full_refusals; do got+="$(metric counter "ephpm_${c}_total{}") "; done
+        check "metrics: lock waits, lock timeouts, stampedes avoided, store-full refusals are Kv::stats()'s" \
+            "$(jq -r '"\(.lock_waits) \(.lock_timeouts) \(.stampedes_avoided) \(.full_refusals) "' <<<"$stats")" "$got"
+        check "metrics: the store's age and maximum item size" "$(jq -r '"\(.max_item_size) yes"' <<<"$stats")" \
+            "$(metric gauge 'ephpm_max_item_size_bytes{}') $([ "$(metric gauge 'ephpm_age_seconds{}')" -ge 1 ] && echo yes)"
         check "metrics: locks held, sessions, entries of prefix page" "1 1 5" \
             "$(metric gauge 'ephpm_locks_held{}') $(metric gauge 'ephpm_sessions{}') $(metric gauge 'ephpm_prefix_entries{prefix=page}')"
         check "metrics: the scrape is UTF-8; hostile prefixes are series of their own, bytes as \\xNN, a backslash doubled" \
@@ -325,7 +345,7 @@ else
     ouid=$(id -u "$other")
     runuser -u "$other" -- php -n -d "extension=$tmp/ephpm.so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M \
         -r '$kv = new Ephpm\Kv(); $kv->set("secret:1", "theirs"); $kv->set("secret:2", 2, 300);'
-    check "stores as root lists the other user's store" "$other $store store 4194304 no 2" \
+    check "stores as root lists the other user's store, used by no process" "$other $store store 4194304 no 0 2" \
         "$(echo $("$bin" stores | awk -v s="$store" -v u="$other" '$1 == u && $2 == s'))"
     check "stores --user USER lists that user's segments only" "$other" \
         "$("$bin" --user "$other" --json stores | jq -r '[.[].owner] | unique | join(",")')"

@@ -55,6 +55,12 @@ final class Metrics
         $counter('ephpm_expirations', 'Entries dropped because their TTL passed.', (int) $st['expirations']);
         $counter('ephpm_repairs', 'Shards repaired after a process died holding their lock.', (int) $st['repairs']);
         $counter('ephpm_resets', 'Shards too damaged to repair, emptied.', (int) $st['resets']);
+        $counter('ephpm_lock_waits', 'Lock acquisitions that found the lock held and waited (MemoLock, sessions, Ephpm\\Lock).', (int) ($st['lock_waits'] ?? 0));
+        $counter('ephpm_lock_timeouts', 'Lock waits that ran out without the lock.', (int) ($st['lock_timeouts'] ?? 0));
+        $counter('ephpm_stampedes_avoided', 'Computations not done: a waiter found the value another process computed.', (int) ($st['stampedes_avoided'] ?? 0));
+        $counter('ephpm_full_refusals', 'Writes refused because the store had no room even after evicting.', (int) ($st['full_refusals'] ?? 0));
+        $gauge('ephpm_age_seconds', 'Seconds since the store began counting (its segment was made; Redis: its server started); 0 unknown.', [['', (int) ($st['age_seconds'] ?? 0)]]);
+        $gauge('ephpm_max_item_size_bytes', 'The largest value a write can store; 0 unknown.', [['', (int) ($st['max_item_size'] ?? 0)]]);
         $gauge('ephpm_locks_held', 'Locks held now (among the keys walked).', [['', $s->locksHeld]]);
         $gauge('ephpm_sessions', 'Sessions stored (among the keys walked).', [['', $s->sessions]]);
         $prefixes = [];

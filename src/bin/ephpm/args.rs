@@ -4,7 +4,7 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
-use super::quote::quoted;
+use super::quote::{quoted, unquote};
 
 pub const USAGE: &str = "\
 usage: ephpm [options] COMMAND [ARGS]
@@ -16,7 +16,9 @@ commands:
                       yours): owner, name, kind, size, in use, entries
   stats               the store's counters (as Ephpm\\Kv::stats())
   keys [PREFIX]       the keys (starting with PREFIX), with TTL and size
-  get KEY             the value at KEY
+  get KEY             the value at KEY (PHP arrays and objects as var_export() shows them)
+  ttl KEY             the seconds KEY has left, or \"none\" when it never expires
+  set KEY VALUE       stores the string VALUE at KEY (--ttl for a lifetime)
   del KEY             deletes KEY
   locks               the locks held now: name, remaining TTL, fencing number
   flush [PREFIX]      deletes every key (starting with PREFIX); asks first
@@ -28,10 +30,16 @@ options:
   --user USER         (root) act on USER's store, as USER
   --shm-dir DIR       where the users' directories are (as ephpm.shm_dir); default /dev/shm
   --limit N           keys and locks show at most N keys (default 1000)
+  --ttl SECONDS       set: the key's lifetime (default: none)
   --yes, -y           flush without asking (needed when stdin is not a terminal)
   --json              one JSON document on stdout
   --help, -h          this text
   --version, -V       the version
+
+Keys, prefixes and values are bytes. One written in double quotes is read as the
+output shows such bytes: \\\" \\\\ \\a \\b \\t \\n \\v \\f \\r, \\ooo (octal) and \\xHH,
+so that a key with NUL or control bytes that is printed as \"tag\\000x\" is addressed
+as '\"tag\\000x\"' (in single quotes for the shell).
 
 exit codes: 0 done, 1 it failed (no such store or key, in use, refused), 2 a usage error
 ";
@@ -43,6 +51,8 @@ pub enum Command {
     /// Keys and prefixes are bytes, as given: a key that is not UTF-8 is still that key.
     Keys(Vec<u8>),
     Get(Vec<u8>),
+    Ttl(Vec<u8>),
+    Set(Vec<u8>, Vec<u8>),
     Del(Vec<u8>),
     Locks,
     Flush(Vec<u8>),
@@ -57,6 +67,8 @@ pub struct Opts {
     pub user: Option<String>,
     pub shm_dir: String,
     pub limit: usize,
+    /// `set`'s lifetime, in seconds.
+    pub ttl: Option<f64>,
     pub yes: bool,
     pub json: bool,
 }
@@ -75,6 +87,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
     let (mut dsn, mut user) = (None, None);
     let mut shm_dir = "/dev/shm".to_string();
     let (mut limit, mut yes, mut json) = (1000, false, false);
+    let mut ttl = None;
     let mut words = Vec::new();
     let mut args = args.into_iter().map(OsString::into_vec);
     let mut options_done = false;
@@ -89,7 +102,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
             b"--version" | b"-V" => return Ok(Parsed::Version),
             b"--yes" | b"-y" => yes = true,
             b"--json" => json = true,
-            b"--store" | b"--dsn" | b"--user" | b"--shm-dir" | b"--limit" => {
+            b"--store" | b"--dsn" | b"--user" | b"--shm-dir" | b"--limit" | b"--ttl" => {
                 let name = String::from_utf8_lossy(&arg).into_owned();
                 let value = args.next().ok_or(format!("{name} needs a value"))?;
                 let value = text(&name, value)?;
@@ -98,6 +111,15 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
                     "--dsn" => dsn = Some(value),
                     "--user" => user = Some(value),
                     "--shm-dir" => shm_dir = value,
+                    "--ttl" => {
+                        ttl = Some(
+                            value
+                                .parse::<f64>()
+                                .ok()
+                                .filter(|&t| t > 0.0 && t <= 1e9)
+                                .ok_or("--ttl takes seconds, more than 0 and at most 1000000000")?,
+                        )
+                    }
                     _ => {
                         limit = value
                             .parse()
@@ -122,6 +144,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Parsed, String>
         user,
         shm_dir,
         limit,
+        ttl,
         yes,
         json,
     }))
@@ -137,7 +160,8 @@ fn command(name: &[u8], mut rest: Vec<Vec<u8>>) -> Result<Command, String> {
     let (min, max) = match name {
         b"stores" | b"stats" | b"locks" => (0, 0),
         b"keys" | b"flush" => (0, 1),
-        b"get" | b"del" | b"rm-store" => (1, 1),
+        b"get" | b"ttl" | b"del" | b"rm-store" => (1, 1),
+        b"set" => (2, 2),
         _ => return Err(format!("unknown command {}", quoted(name))),
     };
     let shown = quoted(name);
@@ -150,16 +174,32 @@ fn command(name: &[u8], mut rest: Vec<Vec<u8>>) -> Result<Command, String> {
             quoted(&rest[max])
         ));
     }
-    let arg = rest.pop().unwrap_or_default();
+    if name == b"rm-store" {
+        return Ok(Command::RmStore(text(
+            "rm-store",
+            rest.pop().unwrap_or_default(),
+        )?));
+    }
+    // Keys, prefixes and values may be written quoted (see `quote::unquote`).
+    let mut rest = rest
+        .iter()
+        .map(|a| unquote(a))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter();
+    let mut arg = || rest.next().unwrap_or_default();
     Ok(match name {
         b"stores" => Command::Stores,
         b"stats" => Command::Stats,
         b"locks" => Command::Locks,
-        b"keys" => Command::Keys(arg),
-        b"flush" => Command::Flush(arg),
-        b"get" => Command::Get(arg),
-        b"del" => Command::Del(arg),
-        _ => Command::RmStore(text("rm-store", arg)?),
+        b"keys" => Command::Keys(arg()),
+        b"flush" => Command::Flush(arg()),
+        b"get" => Command::Get(arg()),
+        b"ttl" => Command::Ttl(arg()),
+        b"set" => {
+            let key = arg();
+            Command::Set(key, arg())
+        }
+        _ => Command::Del(arg()),
     })
 }
 
@@ -219,5 +259,23 @@ mod tests {
             Some(r#"unknown option "--\033[2J""#)
         );
         assert!(run_bytes(&[b"rm-store", b"\xff"]).is_err());
+    }
+
+    #[test]
+    fn keys_and_values_in_quotes_are_read_with_their_escapes() {
+        let o = run_bytes(&[b"get", br#""tag\000\x01:x""#]).expect("parses");
+        assert_eq!(o.command, Command::Get(b"tag\0\x01:x".to_vec()));
+        let o = run_bytes(&[b"set", b"--ttl", b"1.5", br#""a\tb""#, b"v"]).expect("parses");
+        assert_eq!(
+            (o.command, o.ttl),
+            (Command::Set(b"a\tb".to_vec(), b"v".to_vec()), Some(1.5))
+        );
+        assert_eq!(
+            run_bytes(&[b"del", br#""\q""#]).err().as_deref(),
+            Some(r#""\"\\q\"": unknown escape (\" \\ \a \b \t \n \v \f \r \ooo \xHH)"#)
+        );
+        assert!(run("set k").is_err());
+        assert!(run("set --ttl 0 k v").is_err());
+        assert!(run("ttl").is_err());
     }
 }

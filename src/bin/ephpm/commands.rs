@@ -12,9 +12,10 @@ use std::sync::Arc;
 
 use ephpm::config::Config;
 use ephpm::store::shm::inventory::{self, Entries, Kind};
-use ephpm::store::{self, Fetched, KeyTtl, ScanEntry, Store};
+use ephpm::store::{self, Fetched, KeyTtl, ScanEntry, Store, Value};
 
 use super::json::Json;
+use super::php_value;
 use super::quote::{in_quotes, quoted};
 use super::user;
 
@@ -61,7 +62,12 @@ fn no_store(name: &str, config: &Config) -> Failure {
 
 pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
     let segments = inventory::list(Path::new(shm_dir), uid)?;
-    let mut rows = vec![["OWNER", "NAME", "KIND", "SIZE", "IN-USE", "ENTRIES"].map(String::from)];
+    let mut rows = vec![
+        [
+            "OWNER", "NAME", "KIND", "SIZE", "IN-USE", "PROCS", "ENTRIES",
+        ]
+        .map(String::from),
+    ];
     let mut json = Vec::new();
     for s in &segments {
         let owner = user::name_of(s.owner);
@@ -80,6 +86,7 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
             kind.into(),
             s.size.to_string(),
             if s.in_use { "yes" } else { "no" }.into(),
+            s.processes.map_or("?".into(), |n| n.to_string()),
             entries,
         ]);
         json.push(Json::Obj(vec![
@@ -89,6 +96,7 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
             ("kind", Json::Str(kind.into())),
             ("size", Json::Uint(s.size)),
             ("in_use", Json::Bool(s.in_use)),
+            ("processes", Json::opt_u64(s.processes)),
             ("entries", Json::opt_u64(counted)),
             ("truncated", Json::Bool(s.entries == Entries::Truncated)),
             ("path", Json::bytes(s.path.as_os_str().as_bytes())),
@@ -112,6 +120,27 @@ pub fn stats(s: &dyn Store) -> Done {
         rows.push(["resp_server".into(), resp.to_string()]);
         json.push(("resp_server", Json::Str(resp.to_string())));
     }
+    // As Kv::stats(): each shard's [used, size, entries]; in the text, each one's fill.
+    let fill = s.shard_fill()?;
+    let shown: Vec<String> = fill
+        .iter()
+        .map(|f| format!("{:.1}%", 100.0 * f.used as f64 / f.size.max(1) as f64))
+        .collect();
+    rows.push(["shard_fill".into(), shown.join(" ")]);
+    json.push((
+        "shard_fill",
+        Json::Arr(
+            fill.iter()
+                .map(|f| {
+                    Json::Arr(vec![
+                        Json::Uint(f.used),
+                        Json::Uint(f.size),
+                        Json::Uint(f.entries),
+                    ])
+                })
+                .collect(),
+        ),
+    ));
     report(table(&rows), Json::Obj(json))
 }
 
@@ -207,7 +236,14 @@ pub fn get(s: &dyn Store, key: &[u8]) -> Done {
     let Some(hit) = s.get(key, &mut bytes)? else {
         return Err(Failure(format!("no key {}", quoted(key))));
     };
-    let (kind, value, text) = match hit.value {
+    // A PHP array or object (`Serialized`), or a string that holds one (Symfony's and
+    // Laravel's pools store serialize()'s output as a string): shown as PHP shows it.
+    let decoded = match hit.value {
+        Fetched::Serialized => php_value::parse(&bytes),
+        Fetched::Str if looks_serialized(&bytes) => php_value::parse(&bytes),
+        _ => None,
+    };
+    let (kind, value, mut text) = match hit.value {
         Fetched::Str => ("string", Json::bytes(&bytes), quoted(&bytes)),
         Fetched::Serialized => ("serialized", Json::bytes(&bytes), quoted(&bytes)),
         Fetched::Int(n) => ("int", Json::Int(n), n.to_string()),
@@ -215,13 +251,66 @@ pub fn get(s: &dyn Store, key: &[u8]) -> Done {
         Fetched::Bool(b) => ("bool", Json::Bool(b), b.to_string()),
         Fetched::Null => ("null", Json::Null, "null".into()),
     };
+    let mut json = vec![
+        ("key", Json::bytes(key)),
+        ("type", Json::Str(kind.into())),
+        ("value", value),
+    ];
+    if let Some(v) = &decoded {
+        text = php_value::export(v, &php_string);
+        if hit.value == Fetched::Str {
+            text = format!("/* a string holding serialize()'s output */\n{text}");
+        }
+        json.push(("php", php_value::to_json(v)));
+    }
+    report(text + "\n", Json::Obj(json))
+}
+
+/// Whether a string may be `serialize()`'s output of an array or an object (the only
+/// values worth decoding: a serialized scalar is as readable as it is).
+fn looks_serialized(b: &[u8]) -> bool {
+    matches!(b.get(..2), Some(b"a:" | b"O:" | b"C:" | b"E:"))
+}
+
+/// A string as var_export writes one — `'...'` with `\'` and `\\` — when it is plain
+/// text, else as `quote::quoted` shows bytes everywhere in this tool (in double quotes,
+/// C-style escapes), so that no control byte reaches the terminal.
+fn php_string(b: &[u8]) -> String {
+    let q = quoted(b);
+    if q.starts_with('"') && !b.is_empty() {
+        q
+    } else {
+        format!(
+            "'{}'",
+            String::from_utf8_lossy(b)
+                .replace('\\', "\\\\")
+                .replace('\'', "\\'")
+        )
+    }
+}
+
+pub fn ttl(s: &dyn Store, key: &[u8]) -> Done {
+    let (text, secs) = match s.ttl(key)? {
+        KeyTtl::Missing => return Err(Failure(format!("no key {}", quoted(key)))),
+        KeyTtl::Persistent => ("none".to_string(), None),
+        t => (ttl_text(t), seconds(t)),
+    };
     report(
         text + "\n",
         Json::Obj(vec![
             ("key", Json::bytes(key)),
-            ("type", Json::Str(kind.into())),
-            ("value", value),
+            ("ttl", Json::opt_f64(secs)),
         ]),
+    )
+}
+
+pub fn set(s: &dyn Store, key: &[u8], value: &[u8], ttl: Option<f64>) -> Done {
+    let lifetime = ttl.map(std::time::Duration::from_secs_f64);
+    s.set(key, Value::Str(value), lifetime)?;
+    let after = ttl.map_or(String::new(), |t| format!(" for {t}s"));
+    report(
+        format!("set {}{after}\n", quoted(key)),
+        Json::Obj(vec![("set", Json::bytes(key)), ("ttl", Json::opt_f64(ttl))]),
     )
 }
 

@@ -21,6 +21,8 @@ pub enum Json {
     Str(String),
     Arr(Vec<Json>),
     Obj(Vec<(&'static str, Json)>),
+    /// An object whose member names come from the data (a PHP array's keys).
+    Dyn(Vec<(String, Json)>),
 }
 
 impl Json {
@@ -60,6 +62,21 @@ fn string(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
     f.write_char('"')
 }
 
+fn object<'a>(
+    f: &mut fmt::Formatter<'_>,
+    fields: impl Iterator<Item = (&'a str, &'a Json)>,
+) -> fmt::Result {
+    f.write_char('{')?;
+    for (i, (k, v)) in fields.enumerate() {
+        if i > 0 {
+            f.write_char(',')?;
+        }
+        string(f, k)?;
+        write!(f, ":{v}")?;
+    }
+    f.write_char('}')
+}
+
 impl Display for Json {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -81,17 +98,8 @@ impl Display for Json {
                 }
                 f.write_char(']')
             }
-            Json::Obj(fields) => {
-                f.write_char('{')?;
-                for (i, (k, v)) in fields.iter().enumerate() {
-                    if i > 0 {
-                        f.write_char(',')?;
-                    }
-                    string(f, k)?;
-                    write!(f, ":{v}")?;
-                }
-                f.write_char('}')
-            }
+            Json::Obj(fields) => object(f, fields.iter().map(|(k, v)| (*k, v))),
+            Json::Dyn(fields) => object(f, fields.iter().map(|(k, v)| (k.as_str(), v))),
         }
     }
 }

@@ -7,7 +7,9 @@
 //! - `commands.rs`  one function per command, each giving its text and its JSON
 //! - `user.rs`      `--user`: acting as another user, as root
 //! - `json.rs`      `--json`'s output
-//! - `quote.rs`     bytes made safe for a terminal (every text report goes through it)
+//! - `quote.rs`     bytes made safe for a terminal (every text report goes through it),
+//!   and read back from an argument written the same way
+//! - `php_value.rs` PHP's serialize() format read back, for `get`
 //!
 //! It behaves like a Unix tool: `--help` prints the usage on stdout and exits 0,
 //! `--version` prints the version, a usage error prints what is wrong and the usage on
@@ -17,6 +19,7 @@
 mod args;
 mod commands;
 mod json;
+mod php_value;
 mod quote;
 mod user;
 
@@ -121,6 +124,8 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
         Command::Keys(prefix) => commands::keys(s, prefix, opts.limit),
         Command::Locks => commands::locks(s, opts.limit),
         Command::Get(key) => commands::get(s, key),
+        Command::Ttl(key) => commands::ttl(s, key),
+        Command::Set(key, value) => commands::set(s, key, value, opts.ttl),
         Command::Del(key) => commands::del(s, key),
         Command::Flush(prefix) => commands::flush(s, prefix, opts.yes),
         Command::Stores | Command::RmStore(_) => unreachable!("handled above"),

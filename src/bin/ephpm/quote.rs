@@ -85,6 +85,72 @@ pub fn printable(message: &str) -> String {
     out
 }
 
+/// An argument as the bytes it names: one in double quotes is read back the way
+/// `quoted` writes (`\"`, `\\`, `\a \b \t \n \v \f \r`, `\ooo` octal), and `\xHH`
+/// too; any other argument is taken as it is. So a key that `keys` printed, pasted as it
+/// is, is that key — NUL and control bytes included (a key that really starts and ends
+/// with `"` is written as `quoted` shows it, `"\"..\""`).
+pub fn unquote(arg: &[u8]) -> Result<Vec<u8>, String> {
+    let Some(inner) = arg.strip_prefix(b"\"").and_then(|a| a.strip_suffix(b"\"")) else {
+        return Ok(arg.to_vec());
+    };
+    let bad = |why: &str| format!("{}: {why}", quoted(arg));
+    let mut out = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while i < inner.len() {
+        let c = inner[i];
+        i += 1;
+        if c == b'"' {
+            return Err(bad("a quote inside quotes must be written \\\""));
+        }
+        if c != b'\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(&e) = inner.get(i) else {
+            return Err(bad("it ends with a lone backslash"));
+        };
+        i += 1;
+        out.push(match e {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'a' => 0x07,
+            b'b' => 0x08,
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'v' => 0x0b,
+            b'f' => 0x0c,
+            b'r' => b'\r',
+            b'0'..=b'3' => {
+                let digits = inner
+                    .get(i - 1..i + 2)
+                    .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
+                let Some(d) = digits else {
+                    return Err(bad("\\ooo takes three octal digits"));
+                };
+                i += 2;
+                (d[0] - b'0') << 6 | (d[1] - b'0') << 3 | (d[2] - b'0')
+            }
+            b'x' => {
+                let hex = inner
+                    .get(i..i + 2)
+                    .and_then(|h| std::str::from_utf8(h).ok());
+                let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) else {
+                    return Err(bad("\\x takes two hex digits"));
+                };
+                i += 2;
+                b
+            }
+            _ => {
+                return Err(bad(
+                    "unknown escape (\\\" \\\\ \\a \\b \\t \\n \\v \\f \\r \\ooo \\xHH)",
+                ));
+            }
+        });
+    }
+    Ok(out)
+}
+
 fn push_octal(b: u8, out: &mut String) {
     out.push_str(&format!("\\{b:03o}"));
 }
@@ -122,6 +188,44 @@ mod tests {
         assert_eq!(quoted(br#"a"b\c"#), r#""a\"b\\c""#);
         assert_eq!(quoted(b""), r#""""#);
         assert_eq!(in_quotes(b"page:"), r#""page:""#);
+    }
+
+    #[test]
+    fn what_quoted_prints_unquote_reads_back() {
+        let mut samples: Vec<Vec<u8>> = vec![
+            b"user:1".to_vec(),
+            b"".to_vec(),
+            b"tag\0\x01:x".to_vec(),
+            b"\"quoted\"".to_vec(),
+            br#"a"b\c"#.to_vec(),
+            b"\x1b]52;c;aGk=\x07\r\n".to_vec(),
+            b"bin\xff\xfe".to_vec(),
+            "caf\u{e9} \u{202e}\u{9b}".as_bytes().to_vec(),
+        ];
+        samples.extend((0..=255u8).map(|b| vec![b'k', b]));
+        for s in samples {
+            assert_eq!(
+                unquote(quoted(&s).as_bytes()).as_deref(),
+                Ok(&s[..]),
+                "{s:?}"
+            );
+        }
+        assert_eq!(unquote(br#""a\x00\x7fb""#).as_deref(), Ok(&b"a\0\x7fb"[..]));
+        assert_eq!(unquote(b"plain\\n").as_deref(), Ok(&b"plain\\n"[..]));
+    }
+
+    #[test]
+    fn a_bad_escape_is_an_error_not_a_guess() {
+        for bad in [
+            &br#""\q""#[..],
+            br#""\""#,
+            br#""\4""#,
+            br#""\xg0""#,
+            br#""a"b""#,
+            br#""\08""#,
+        ] {
+            assert!(unquote(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]

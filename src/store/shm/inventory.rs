@@ -10,6 +10,7 @@
 //! a segment look in use, nor keeps `rm-store` from removing it), and nothing is created,
 //! repaired or replaced. A segment this build cannot read is listed with no entry count.
 
+use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
 use std::io;
@@ -46,6 +47,10 @@ pub struct SegmentInfo {
     pub size: u64,
     /// Whether some process maps it now.
     pub in_use: bool,
+    /// How many open files of the segment hold its use lock, as the kernel lists them in
+    /// /proc/locks: the processes that map it, a forked child that kept its parent's
+    /// open file counting with its parent. `None` when /proc/locks cannot be read.
+    pub processes: Option<u64>,
     pub entries: Entries,
 }
 
@@ -64,6 +69,7 @@ pub enum Entries {
 /// `uid` is `None` (root's view: another user's directory is mode 0700).
 pub fn list(parent: &Path, uid: Option<u32>) -> Result<Vec<SegmentInfo>, ShmError> {
     let mut out = Vec::new();
+    let holders = use_lock_holders();
     let dirs = match std::fs::read_dir(parent) {
         Ok(d) => d,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
@@ -82,7 +88,7 @@ pub fn list(parent: &Path, uid: Option<u32>) -> Result<Vec<SegmentInfo>, ShmErro
         if !meta.is_dir() || meta.uid() != named || uid.is_some_and(|u| u != named) {
             continue;
         }
-        list_dir(&dir.path(), &mut out)?;
+        list_dir(&dir.path(), &holders, &mut out)?;
     }
     out.sort_by(|a, b| (a.owner, &a.name, &a.path).cmp(&(b.owner, &b.name, &b.path)));
     Ok(out)
@@ -101,7 +107,49 @@ fn user_of_dir(name: &str) -> Option<u32> {
     uid.parse().ok()
 }
 
-fn list_dir(dir: &Path, out: &mut Vec<SegmentInfo>) -> Result<(), ShmError> {
+/// The use locks (`segment::IN_USE_BYTE`, shared) of every file, by (device, inode),
+/// from /proc/locks, whose lines read `N: OFDLCK ADVISORY READ -1 MAJ:MIN:INODE 0 0`
+/// (major and minor in hex, as the kernel prints them). `None` when it cannot be read.
+fn use_lock_holders() -> Option<HashMap<(u64, u64), u64>> {
+    let text = std::fs::read_to_string("/proc/locks").ok()?;
+    Some(count_use_locks(&text))
+}
+
+fn count_use_locks(text: &str) -> HashMap<(u64, u64), u64> {
+    let byte = segment::IN_USE_BYTE.to_string();
+    let mut held = HashMap::new();
+    for line in text.lines() {
+        // A waiter's line starts `N: -> ...`: it holds nothing yet.
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let [_, "OFDLCK", _, "READ", _, file, start, end] = f.as_slice() else {
+            continue;
+        };
+        if *start != byte || *end != byte {
+            continue;
+        }
+        let mut parts = file.split(':');
+        let (Some(major), Some(minor), Some(ino), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let (Ok(major), Ok(minor), Ok(ino)) = (
+            u32::from_str_radix(major, 16),
+            u32::from_str_radix(minor, 16),
+            ino.parse::<u64>(),
+        ) else {
+            continue;
+        };
+        *held.entry((libc::makedev(major, minor), ino)).or_insert(0) += 1;
+    }
+    held
+}
+
+fn list_dir(
+    dir: &Path,
+    holders: &Option<HashMap<(u64, u64), u64>>,
+    out: &mut Vec<SegmentInfo>,
+) -> Result<(), ShmError> {
     let files = std::fs::read_dir(dir).map_err(|e| file_error(dir, "opendir", e))?;
     for file in files {
         let file = file.map_err(|e| file_error(dir, "readdir", e))?;
@@ -131,6 +179,9 @@ fn list_dir(dir: &Path, out: &mut Vec<SegmentInfo>) -> Result<(), ShmError> {
             kind,
             size: meta.len(),
             in_use,
+            processes: holders
+                .as_ref()
+                .map(|h| h.get(&(meta.dev(), meta.ino())).copied().unwrap_or(0)),
         });
     }
     Ok(())
@@ -224,6 +275,19 @@ fn file_error(path: &Path, what: &'static str, source: io::Error) -> ShmError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn use_locks_are_counted_per_file_from_proc_locks() {
+        let text = "1: OFDLCK ADVISORY  READ -1 00:1b:11376 1099511631838 1099511631838\n\
+                    2: OFDLCK ADVISORY  READ -1 00:1b:11376 0 0\n\
+                    3: OFDLCK ADVISORY  READ -1 00:1b:11376 0 0\n\
+                    4: OFDLCK ADVISORY  WRITE -1 00:1b:99 0 0\n\
+                    5: FLOCK  ADVISORY  READ 32507 fe:00:10135920 0 EOF\n\
+                    5: -> OFDLCK ADVISORY  READ -1 00:1b:11376 0 0\n";
+        let held = count_use_locks(text);
+        assert_eq!(held.get(&(libc::makedev(0, 0x1b), 11376)), Some(&2));
+        assert_eq!(held.len(), 1);
+    }
 
     #[test]
     fn only_the_private_directory_names_carry_a_user() {
