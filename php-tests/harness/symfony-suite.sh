@@ -9,7 +9,8 @@
 # the summary line is "symfony-redis: ...". Counters and markers stay in the shm store.
 # Environment "test" has ephpm's protections on; "off" (config/packages/off/) switches
 # stampede protection, session locking and the lock.factory wiring off, and is each
-# check's counter-proof.
+# check's counter-proof; "dsn" (config/packages/dsn/) gives the same stores as Symfony
+# takes DSNs, ephpm://host from env vars.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -27,6 +28,7 @@ ini=(-n -d "extension=$tmp/ephpm.so" -d "ephpm.store_name=$store" -d ephpm.shm_s
      -d extension=mbstring -d extension=ctype -d extension=intl -d extension=tokenizer -d display_errors=stderr
      -d zend_extension=opcache)
 export SYMFONY_VAR_DIR="$tmp/var" COLUMNS=400 EPHPM_HOST_DSN="shm://"
+export LOCK_DSN=ephpm://host SESSION_DSN=ephpm://host CACHE_DSN=ephpm://host
 if [ "$backend" = redis ]; then
     start_redis "$tmp"
     EPHPM_HOST_DSN="unix://$tmp/redis.sock"
@@ -54,7 +56,7 @@ cleanup() {
 trap cleanup EXIT
 console() { APP_ENV=${env:-test} php "${ini[@]}" "$app/bin/console" "$@" 2>&1; }
 # Both environments' containers are built once, before the requests race.
-env=test console cache:warmup >/dev/null; env=off console cache:warmup >/dev/null
+env=test console cache:warmup >/dev/null; env=off console cache:warmup >/dev/null; env=dsn console cache:warmup >/dev/null
 "$fpm" "${ini[@]}" -y "$tmp/fpm.conf" -R -F &
 master=$!
 for _ in $(seq 100); do [ -S "$tmp/fpm.sock" ] && break; sleep 0.05; done
@@ -136,6 +138,19 @@ echo "# session locking: false: the 41st request counted $unlocked"
 check "with session locking: false the same run loses updates" yes \
     "$([ "$unlocked" -lt 41 ] && echo yes || echo "no ($unlocked)")"
 
+# 4b. The same stores given as DSNs from env vars (env "dsn"): framework.lock:
+# '%env(LOCK_DSN)%', session.handler_id: '%env(SESSION_DSN)%', pool.a's provider
+# '%env(CACHE_DSN)%', all ephpm://host.
+check "framework.lock: %env(LOCK_DSN)% = ephpm://host is ephpm's EphpmStore on the store \"host\"" \
+    "Ephpm\\Symfony\\Lock\\EphpmStore, held lock in the store \"host\": yes" "$(request /lock "" dsn)"
+s=$(request /session/start "" dsn)
+burst 40 "/session/incr" "PHPSESSID=$s" dsn >/dev/null
+check "session.handler_id: %env(SESSION_DSN)% = ephpm://host: 40 concurrent requests count to 40 (a locking ephpm session)" 41 \
+    "$(request "/session/incr" "PHPSESSID=$s" dsn)"
+bodies=$(burst 12 "/cold?pool=a&key=cold-dsn&ms=300" "" dsn)
+check "provider: %env(CACHE_DSN)% = ephpm://host: 12 concurrent requests on a cold key get the value, computed once" "12 1" \
+    "$(count "computed by pool a" "$bodies") $(probe origin:a:cold-dsn)"
+
 # 5. The console commands as root, and as www-data, against www-data's store.
 wvar="$tmp/www-var"; mkdir "$wvar"; chown "$web" "$wvar"
 as_web() { runuser -u "$web" -- env SYMFONY_VAR_DIR="$wvar" COLUMNS=400 APP_ENV=test php "${ini[@]}" "$@" 2>&1; }
@@ -165,9 +180,40 @@ check "ephpm:clear --prefix as root leaves www-data's key" '"www-data wrote this
     "$(as_web -r 'echo json_encode((new Ephpm\Kv())->get("fpm-only"));')"
 out=$(as_web "$app/bin/console" ephpm:clear --prefix=fpm-)
 check "ephpm:clear --prefix as www-data removes it" "null yes" \
-    "$(as_web -r 'echo json_encode((new Ephpm\Kv())->get("fpm-only"));') $(has '[OK] Removed the keys starting with "fpm-"' "$out")"
+    "$(as_web -r 'echo json_encode((new Ephpm\Kv())->get("fpm-only"));') $(has '[OK] Removed 1 key starting with "fpm-"' "$out")"
 as_web -r '(new Ephpm\Kv())->set("let go", 1);'
 wait "$(cat "$tmp/holder.pid")" 2>/dev/null; rm -f "$tmp/holder.pid"
+
+# 6. ephpm:clear is scoped: sessions and held locks stay unless asked; keys show by pool name.
+s=$(request /session/start)
+request "/session/incr" "PHPSESSID=$s" >/dev/null
+request "/cold?pool=a&key=clear-me" >/dev/null
+request "/hold?pool=a&key=held-on-clear" >"$tmp/held" &
+holder=$!
+await holding:a:held-on-clear
+name=$(request "/lockname?pool=a&key=held-on-clear")
+out=$(console ephpm:clear --store=host)
+check "ephpm:clear (no option) counts what it removed by pool name, not by namespace" yes "$(grep -qE '^ *pool\.a +[0-9]+ *$' <<<"$out" && echo yes || echo "no: $out")"
+check "... and says it kept the sessions and the held lock" yes "$(has "(--sessions removes them) and 1 held lock (--locks removes them)" "$out")"
+check "... the held lock is still held" held "$(awk -v n="$name" '$1 == n { print $2 }' <<<"$(console ephpm:locks --store=host "$name")")"
+check "... shown with its pool's name" pool.a "$(awk -v n="$name" '$1 == n { print $NF }' <<<"$(console ephpm:locks --store=host "$name")")"
+check "... the session kept its counter (the next request counts 2)" 2 "$(request "/session/incr" "PHPSESSID=$s")"
+request "/cold?pool=a&key=clear-me" >/dev/null
+# The suite's counters share the store and were removed too: one computation counts 1.
+check "... and the pool's item was removed (computed again)" 1 "$(probe origin:a:clear-me)"
+mark release:a:held-on-clear
+wait "$holder"
+console ephpm:clear --store=host --pool=pool.b >/dev/null
+console ephpm:clear --store=host --sessions >/dev/null
+check "ephpm:clear --sessions removes the sessions (the next request counts 1)" 1 "$(request "/session/incr" "PHPSESSID=$s")"
+absent="symfonytest_absent_$$"
+out=$(APP_ENV=test php "${ini[@]}" -d "ephpm.store_name=$absent" "$app/bin/console" ephpm:stats --store=default 2>&1)
+check "ephpm:stats on a store that does not exist says so and does not create it" "yes no" \
+    "$(has "does not exist for this user" "$out") $([ -e "/dev/shm/ephpm-$(id -u)/$absent" ] && echo yes || echo no)"
+APP_ENV=test php "${ini[@]}" -d "ephpm.store_name=$absent" "$app/bin/console" ephpm:clear >/dev/null 2>&1
+APP_ENV=test php "${ini[@]}" -d "ephpm.store_name=$absent" "$app/bin/console" ephpm:locks >/dev/null 2>&1
+check "... nor do ephpm:clear and ephpm:locks" no "$([ -e "/dev/shm/ephpm-$(id -u)/$absent" ] && echo yes || echo no)"
+rm -f "/dev/shm/ephpm-$(id -u)/$absent"
 
 check "config:dump-reference ephpm prints the ephpm: reference (build() runs again on a compiled container)" yes \
     "$(has "stampede_wait_ms:     5000" "$(console config:dump-reference ephpm)")"

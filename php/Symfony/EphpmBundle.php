@@ -2,6 +2,7 @@
 
 namespace Ephpm\Symfony;
 
+use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\CommandPoolsPass;
 use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\FrameworkDsnPass;
 use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\LockFactoryPass;
 use Ephpm\Symfony\Bundle\DependencyInjection\Compiler\PoolProviderPass;
@@ -27,6 +28,7 @@ final class EphpmBundle extends Bundle
         // before it, callback wrappers after it (it decides the namespaces).
         $container->addCompilerPass(new PoolProviderPass(), PassConfig::TYPE_BEFORE_OPTIMIZATION, 33);
         $container->addCompilerPass(new StampedePass(), PassConfig::TYPE_BEFORE_OPTIMIZATION, 31);
+        $container->addCompilerPass(new CommandPoolsPass(), PassConfig::TYPE_BEFORE_OPTIMIZATION, 31);
         $container->addCompilerPass(new LockFactoryPass());
         $container->addCompilerPass(new FrameworkDsnPass());
         // config:dump-reference and config:debug call build() again on an already

@@ -14,7 +14,7 @@ use Symfony\Component\Console\Style\SymfonyStyle;
  * `ephpm:locks [NAME...]`: the locks held in a store, with their remaining TTL and
  * fencing number (Ephpm\KvIterator: a held lock is an entry with a fence). With names,
  * those locks, held or free. A symfony/lock resource's lock is its own name; a pool's
- * computation is `memo:<pool namespace>:memo:<item key>`.
+ * computation is `memo:<pool namespace>:memo:<item key>`, shown with the pool's name.
  */
 final class LocksCommand extends StoreCommand
 {
@@ -41,16 +41,16 @@ final class LocksCommand extends StoreCommand
                 $found = false;
                 foreach (new KvIterator($kv, $prefix . $lock) as $key => $info) {
                     if (null !== $info['fence'] && (null === $lock || $key === $prefix . $lock)) {
-                        $rows[] = [$key, 'held', null === $info['ttl'] ? 'none' : sprintf('%.3f s', $info['ttl']), $info['fence']];
+                        $rows[] = [$key, 'held', null === $info['ttl'] ? 'none' : sprintf('%.3f s', $info['ttl']), $info['fence'], $this->poolOf($key, $dsn) ?? ''];
                         $found = true;
                     }
                 }
                 if (null !== $lock && !$found) {
-                    $rows[] = [$prefix . $lock, 'free', '', ''];
+                    $rows[] = [$prefix . $lock, 'free', '', '', $this->poolOf($prefix . $lock, $dsn) ?? ''];
                 }
             }
             $io->section(sprintf('Store "%s" (%s)', $name, $kv->stats()['backend']));
-            $rows ? $io->table(['lock', 'state', 'TTL left', 'fence'], $rows) : $io->text('No lock is held.');
+            $rows ? $io->table(['lock', 'state', 'TTL left', 'fence', 'cache pool'], $rows) : $io->text('No lock is held.');
         }
 
         return 0;

@@ -7,7 +7,10 @@ use Symfony\Component\Console\Input\InputInterface;
 use Symfony\Component\Console\Output\OutputInterface;
 use Symfony\Component\Console\Style\SymfonyStyle;
 
-/** `ephpm:stats`: each store's counters (Kv::stats()), one column per store. */
+/**
+ * `ephpm:stats`: each store's counters (Kv::stats()), one column per store. A store that
+ * does not exist is said so and left uncreated (StoreCommand::existing()).
+ */
 final class StatsCommand extends StoreCommand
 {
     protected static $defaultName = 'ephpm:stats';
@@ -22,6 +25,9 @@ final class StatsCommand extends StoreCommand
     {
         $io = new SymfonyStyle($input, $output);
         $stats = array_map(static fn (?string $dsn) => (new Kv($dsn))->stats(), $this->stores($input, $io));
+        if (!$stats) {
+            return 0;
+        }
         $rows = [];
         foreach (array_keys(reset($stats)) as $counter) {
             $rows[] = array_merge([$counter], array_column($stats, $counter));

@@ -19,7 +19,7 @@ final class StoreOwner
      */
     public static function introduce(SymfonyStyle $io, array $dsns, string $webUser, string $command): void
     {
-        $uid = \function_exists('posix_geteuid') ? posix_geteuid() : self::euidFromProc();
+        $uid = self::euid();
         $user = self::name($uid);
         $perUser = array_keys(array_filter($dsns, static fn (?string $dsn) => self::isShm($dsn)));
         $io->text(sprintf('Acting as Unix user <info>%s</info> (uid %d): its shm:// stores are in /dev/shm/ephpm-%d/.', $user, $uid, $uid));
@@ -41,8 +41,12 @@ final class StoreOwner
         return '' === $dsn || str_starts_with(strtolower($dsn), 'shm://');
     }
 
-    private static function euidFromProc(): int
+    /** The effective uid (ext-posix is optional: /proc says it too). */
+    public static function euid(): int
     {
+        if (\function_exists('posix_geteuid')) {
+            return posix_geteuid();
+        }
         // "Uid:\treal\teffective\tsaved\tfs"
         preg_match('/^Uid:\s+\d+\s+(\d+)/m', (string) @file_get_contents('/proc/self/status'), $m);
 

@@ -147,5 +147,7 @@ final class EphpmExtension extends Extension
                 ->setArguments(['%' . Stores::PARAMETER . '%', $webUser])
                 ->addTag('console.command', ['command' => 'ephpm:' . $name]);
         }
+        // ephpm:clear keeps the sessions unless asked: it must know where they are.
+        $container->getDefinition('ephpm.command.clear')->addMethodCall('setSessionPrefix', [$container->getParameter('ephpm.session')['prefix']]);
     }
 }

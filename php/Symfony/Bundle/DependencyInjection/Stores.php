@@ -83,6 +83,14 @@ final class Stores
             throw new InvalidArgumentException(sprintf('ephpm: %s is the service "%s", an Ephpm\Kv with a prefix: a pool puts its own namespace before its keys; give it a Kv without one.', $where, $id));
         }
 
-        return self::dsn($container, $arguments[0] ?? $arguments['$dsn'] ?? null, $where);
+        $dsn = $arguments[0] ?? $arguments['$dsn'] ?? null;
+        // A store of ephpm.stores (ephpm.store.NAME) has that store's DSN as it is: an env
+        // var there was checked as a store DSN, and its placeholder is not always still
+        // tracked once another config overrode the same var.
+        if (\in_array($dsn, $container->getParameter(self::PARAMETER), true)) {
+            return $dsn;
+        }
+
+        return self::dsn($container, $dsn, $where);
     }
 }
