@@ -1,33 +1,36 @@
 //! ephpm: a host-wide key/value store for PHP, with token locks and stampede protection.
 //!
-//! # Layout
-//! The major components are:
-//! - `store`     the `Store` trait every backend implements, DSN parsing, and the
-//!   backends: `store::shm` (the host-wide shared-memory store) and `store::redis`
-//!   (a Redis or Valkey server, for a fleet)
-//! - `keyspace`  a store seen through a key prefix, with the key rules of the PHP API
-//! - `lock`      token locks over any store: tokens, fencing, waiting woken by release
-//! - `rwlock`    read/write (shared) locks over any store: readers share, a writer
-//!   excludes, promotion and demotion as symfony/lock defines them
-//! - `memo`      making a thing once across processes (MemoLock's wrapper and once())
-//! - `stale`     stale-while-revalidate and stale-if-error (StaleCache)
-//! - `session`   the locking session handler behind both PHP entry points
-//! - `cluster`   the gossip cluster's node: membership, placement, owner-decided
-//!   writes, replication and hand-off (`store::cluster` is its PHP processes' side)
-//! - `resp`      (feature `node`) the store over the Redis protocol, for `ephpm-resp`;
-//!   `resp_probe` asks a running one how it is (php --ri, the CLI)
-//! - `runtime`   the background tokio runtime: one per process, lazy, fork-aware
-//! - `codec`     lz4 compression of large values
-//! - `config`    the process's settings and the parsing of their values
-//! - `php`       (feature `php`) the PHP extension: classes, functions, ini, phpinfo.
-//!   The only module that knows PHP; everything above is tested with `cargo test`.
+//! # Layout, from the ground up
+//! Each floor uses only the floors below it (`tests/layers.rs` checks every `crate::`
+//! path against this order):
+//!
+//! 1. `ground`    the vocabulary: `Value`, `KeyTtl`, `Stats`, `StoreError`, DSNs, lock
+//!    tokens, the read/write lock's state machine. With it, needing nothing but std and
+//!    each other: `codec` (lz4 of large values), `config` (the process's settings),
+//!    `runtime` (the background tokio runtime: one per process, lazy, fork-aware)
+//! 2. `store`     the `Store` trait, and `store::bytes` (values as bytes for remote stores)
+//! 3. the backends, beside each other: `store::shm` (the host's shared memory) and
+//!    `store::redis` (Redis, Valkey, Sentinel, Redis Cluster)
+//! 4. `wire`      what the gossip cluster's node and its client share (frames, entries,
+//!    the socket's peer, paths); it stands on `store::shm`, whose segment both read
+//! 5. `store::cluster` (the `cluster://` client) and `cluster` (the node: membership,
+//!    placement, owner-decided writes, replication, hand-off), beside each other
+//! 6. `open`      a DSN to a store: picks the backend, starts a node for `cluster://`
+//! 7. over the trait: `keyspace` (a prefix and the PHP API's key rules), `lock` (token
+//!    locks), `rwlock` (read/write locks), `memo` (MemoLock), `stale` (StaleCache),
+//!    `session` (the locking session handler), `resp_probe` (asks a running ephpm-resp)
+//! 8. `resp`      (feature `node`) the store over the Redis protocol, for `ephpm-resp`
+//! 9. `php`       (feature `php`) the PHP extension: the only module that knows PHP;
+//!    everything below it is tested with `cargo test`.
 
 pub mod cluster;
 pub mod codec;
 pub mod config;
+pub mod ground;
 pub mod keyspace;
 pub mod lock;
 pub mod memo;
+pub mod open;
 #[cfg(feature = "node")]
 pub mod resp;
 pub mod resp_probe;
@@ -36,6 +39,7 @@ pub mod rwlock;
 pub mod session;
 pub mod stale;
 pub mod store;
+pub mod wire;
 
 #[cfg(feature = "php")]
 mod php;

@@ -10,35 +10,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::store::{Event, Hit, KeyTtl, Result, Retention, Store, Value};
-
-/// A lock's token: 128 bits from the OS CSPRNG, as 32 hex digits.
-pub type Token = [u8; 32];
-
-/// A fresh token.
-pub fn new_token() -> Token {
-    let mut raw = [0u8; 16];
-    let mut filled = 0;
-    while filled < raw.len() {
-        // SAFETY: getrandom writes at most `len` bytes into the buffer we pass, which is
-        // the unfilled tail of `raw`.
-        let n =
-            unsafe { libc::getrandom(raw[filled..].as_mut_ptr().cast(), raw.len() - filled, 0) };
-        if n > 0 {
-            filled += n as usize;
-        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            // getrandom(2) only fails with EINTR for 16 bytes from a kernel that has it
-            // (Linux 3.17+); anything else means no kernel entropy interface at all.
-            panic!("getrandom failed: {}", std::io::Error::last_os_error());
-        }
-    }
-    let mut token = [0u8; 32];
-    for (i, b) in raw.iter().enumerate() {
-        token[2 * i] = b"0123456789abcdef"[(b >> 4) as usize];
-        token[2 * i + 1] = b"0123456789abcdef"[(b & 15) as usize];
-    }
-    token
-}
+pub use crate::ground::token::{Token, new_token};
+use crate::store::{Event, Hit, Result, Retention, Store, Value};
 
 /// A lock this process took: its name, token and fencing number.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +123,7 @@ impl Locks {
     /// Callers race for it again: a wake-up costs the store one call (the race), not a
     /// look and then a race.
     pub fn wait_until_free(&self, name: &[u8], timeout: Duration) -> Result<bool> {
-        wait_for_release(&*self.store, name, timeout)
+        crate::store::wait_for_release(&*self.store, name, timeout)
     }
 
     /// Extends a held lock to `ttl` from now; false when it is no longer ours.
@@ -194,34 +167,5 @@ impl Locks {
             ours = matches!(v, crate::store::Value::Str(t) if t == held.token);
         })?;
         Ok(ours)
-    }
-}
-
-/// `Locks::wait_until_free` on any store (and `Store::lock_wait`'s default): wakes at
-/// every change of the lock, with every other waiter.
-pub fn wait_for_release<S: Store + ?Sized>(
-    store: &S,
-    name: &[u8],
-    timeout: Duration,
-) -> Result<bool> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let Some((version, ttl)) = store.version_and_ttl(name)? else {
-            return Ok(true);
-        };
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Ok(false);
-        }
-        // Never sleep past the holder's TTL: a dead holder's lock frees itself then,
-        // and nobody signals an expiry.
-        let until_expiry = match ttl {
-            KeyTtl::Missing => return Ok(true),
-            KeyTtl::Persistent => left,
-            KeyTtl::Remaining(d) => d + Duration::from_millis(1),
-        };
-        if store.wait_for_change(name, version, left.min(until_expiry))? {
-            return Ok(true);
-        }
     }
 }

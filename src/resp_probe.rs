@@ -122,3 +122,10 @@ fn complete_bulk(got: &[u8]) -> bool {
         .and_then(|s| s.parse::<usize>().ok());
     len.is_some_and(|len| got.len() >= end + 1 + len + 2)
 }
+
+/// How the `ephpm-resp` of a host store is doing (asked on its default socket, beside
+/// the segment); `None` for a store that is not one host's segment.
+pub fn status_of(store: &dyn crate::store::Store) -> Option<RespStatus> {
+    let segment = store.segment()?;
+    Some(probe(&default_socket(segment)))
+}

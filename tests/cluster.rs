@@ -679,8 +679,8 @@ fn gossip_alone_carries_small_values_to_every_host() {
         let mut n = None;
         seg.read(&key, &mut |v| {
             if let Value::Str(e) = v {
-                if let Some((_, ephpm::cluster::entry::State::Value(Value::Int(i)))) =
-                    ephpm::cluster::entry::parse(e)
+                if let Some((_, ephpm::wire::entry::State::Value(Value::Int(i)))) =
+                    ephpm::wire::entry::parse(e)
                 {
                     n = Some(i);
                 }
@@ -733,7 +733,7 @@ fn fences_grow_across_releases_expiries_and_a_new_owner() {
 fn a_node_stopped_by_sigterm_gives_its_lease_up() {
     let dir = TestDir::new("term");
     let mut nodes = start_cluster(&dir, 1, &[]);
-    let socket = ephpm::cluster::socket_path(&nodes[0].options()).unwrap();
+    let socket = ephpm::wire::socket_path(&nodes[0].options()).unwrap();
     assert!(socket.exists());
     nodes[0].signal(libc::SIGTERM);
     let status = eventually("the node exits", || nodes[0].exited());

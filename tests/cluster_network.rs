@@ -29,9 +29,9 @@ use ephpm::cluster::crypto::session::MAGIC;
 use ephpm::cluster::keyring::Keyring;
 use ephpm::cluster::peers::Peers;
 use ephpm::cluster::placement::Members;
-use ephpm::cluster::wire::{self, Op, Response, Route};
 use ephpm::store::Store;
 use ephpm::store::cluster::ClusterStore;
+use ephpm::wire::{self, Op, Response, Route};
 
 fn key_owned_by(n: u8, node: &str, tag: &str) -> Vec<u8> {
     let members = Members::new((1..=n).map(|i| Arc::from(format!("node-{i}"))));
@@ -471,7 +471,7 @@ fn a_client_of_another_user_is_refused_by_the_node_socket() {
     let dir = TestDir::new("peercred");
     let a = TestNode::start(&dir, 1, &[], &[]);
     wait_for_members(&a, &ids(1));
-    let socket = ephpm::cluster::socket_path(&a.options()).unwrap();
+    let socket = ephpm::wire::socket_path(&a.options()).unwrap();
     // The node's socket is 0600 in the user's 0700 directory; the test opens both (and
     // the test directory above) so that uid 65534 reaches the socket at all, leaving
     // SO_PEERCRED as the only guard, and closes them again afterwards.

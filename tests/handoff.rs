@@ -18,12 +18,12 @@ use common::cluster::{
     SECRET, TestNode, dump_logs, eventually, free_data_addr, start_cluster, wait_for_members,
 };
 use ephpm::cluster::crypto::session;
-use ephpm::cluster::entry::{self, State};
 use ephpm::cluster::keyring::Keyring;
 use ephpm::cluster::peers::Peers;
 use ephpm::cluster::placement::Members;
-use ephpm::cluster::wire::{self, BATCH_BYTES, Entry, Op, Response, Route};
 use ephpm::store::{KeyTtl, Store, Value};
+use ephpm::wire::entry::{self, State};
+use ephpm::wire::{self, BATCH_BYTES, Entry, Op, Response, Route};
 
 /// The clusters of these tests are large: one at a time, or they time each other.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());

@@ -13,8 +13,8 @@ use std::time::Duration;
 use common::child;
 use common::no_hang;
 use common::redis::RedisServer;
+use ephpm::ground::dsn::{self, Dsn};
 use ephpm::lock::{Held, Locks};
-use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
 
 /// Waiters behind the first holder: a session's 20 requests at once.

@@ -13,8 +13,8 @@ use std::time::Duration;
 use common::fake_resp::FakeRedis;
 use common::no_hang;
 use common::redis::RedisServer;
+use ephpm::ground::dsn::{self, Dsn};
 use ephpm::lock::{Locks, new_token};
-use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
 use ephpm::store::{Fetched, KeyTtl, Retention, SetNx, Store, StoreError, Value};
 

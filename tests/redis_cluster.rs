@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use common::no_hang;
 use common::redis::{ask, info_field, wait_until};
 use common::redis_cluster::RedisCluster;
+use ephpm::ground::dsn::{self, Dsn};
 use ephpm::lock::Locks;
 use ephpm::rwlock::{Mode, Op, Outcome};
-use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
 use ephpm::store::{Fetched, Store, StoreError, Value};
 

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use common::no_hang;
 use common::redis::{Proc, ask, free_port, info_field, spawn, wait_until};
+use ephpm::ground::dsn::{self, Dsn};
 use ephpm::lock::Locks;
-use ephpm::store::dsn::{self, Dsn};
 use ephpm::store::redis::RedisStore;
 use ephpm::store::{Fetched, Store, StoreError, Value};
 

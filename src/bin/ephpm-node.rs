@@ -121,7 +121,7 @@ fn main() -> ExitCode {
             _ => unreachable!("every option that takes a value is listed above"),
         }
     }
-    if let Err(e) = ephpm::store::dsn::valid_name(&store.name) {
+    if let Err(e) = ephpm::ground::dsn::valid_name(&store.name) {
         return usage_error(&format!("--store: {e}"));
     }
     s.seeds = seeds.join(",");

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ephpm::config::{Config, parse_size};
+use ephpm::ground::dsn::{self, Dsn};
 use ephpm::resp::listen::{self, Peers};
 use ephpm::resp::server::{Server, Settings};
-use ephpm::store::dsn::{self, Dsn};
 
 const USAGE: &str = "\
 usage: ephpm-resp [options]
@@ -196,7 +196,7 @@ fn main() -> ExitCode {
         .unwrap_or_else(|| format!("shm://{}", o.config.store_name));
     // A store reached over the network blocks the thread that calls it.
     let store_blocks = !matches!(dsn::parse(&dsn), Ok(Dsn::Shm { .. }));
-    let (store, warnings) = match ephpm::store::open(&dsn, &o.config) {
+    let (store, warnings) = match ephpm::open::open(&dsn, &o.config) {
         Ok(s) => s,
         Err(e) => return fail(&format!("the store {dsn} cannot be opened: {e}")),
     };

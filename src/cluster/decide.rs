@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use super::entry::{self, State};
-use super::wire::{Failure, Op, Response};
 use crate::store::{Value, bytes};
+use crate::wire::entry::{self, State};
+use crate::wire::{Failure, Op, Response};
 
 /// How long a delete is remembered, so that an older copy (a late replication, a
 /// hand-off from a node that was away, a slow gossip update) cannot bring the key back.
@@ -117,19 +117,19 @@ pub fn decide(
     }
 }
 
-/// A read/write-lock operation (`crate::rwlock::state`) on the owner's entry. Holders'
+/// A read/write-lock operation (`crate::ground::rwstate`) on the owner's entry. Holders'
 /// expiries are in the owner's wall clock (ms), so that an owner that takes the key over
 /// after a membership change reads them in nearly the same clock. A grant's fence is
 /// its write's stamp, as for exclusive locks; a refusal carries the version a `Wait`
 /// compares (the fingerprint of the entry).
 fn read_write_lock(
-    op: &crate::rwlock::Op,
+    op: &crate::ground::rwstate::Op,
     current: Option<&Current<'_>>,
     live: Option<(Value<'_>, Option<Duration>)>,
     stamp: &dyn Fn() -> u64,
 ) -> (Response, Option<Write>) {
-    use crate::rwlock::Outcome;
-    use crate::rwlock::state::{self, Change};
+    use crate::ground::rwstate::Outcome;
+    use crate::ground::rwstate::{self, Change};
     let stored = match live {
         Some((Value::Str(b), _)) => Some(b),
         // Not a state: `apply` refuses it as foreign.
@@ -139,7 +139,7 @@ fn read_write_lock(
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let (change, mut outcome) = match state::apply(stored, op, now_ms, 0) {
+    let (change, mut outcome) = match rwstate::apply(stored, op, now_ms, 0) {
         Ok(decided) => decided,
         Err(e) => return failed(Failure::Invalid, &e.to_string()),
     };
@@ -153,7 +153,7 @@ fn read_write_lock(
                 state.fence = at;
             }
             let mut encoded = Vec::new();
-            bytes::encode(Value::Str(&state::encode(&state)), &mut encoded);
+            bytes::encode(Value::Str(&rwstate::encode(&state)), &mut encoded);
             Some(Write {
                 entry: entry::from_encoded(at, &encoded, true),
                 ttl: Some(ttl),

@@ -10,9 +10,10 @@ use std::time::Duration;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use super::{NodeConfig, RESERVED, node, segment_options, socket_path};
+use super::{NodeConfig, RESERVED, node};
 use crate::store::Store;
 use crate::store::shm::{ShmStore, open_shared};
+use crate::wire::{segment_options, socket_path};
 
 pub const LEASE_TTL: Duration = Duration::from_secs(2);
 pub const RENEW: Duration = Duration::from_millis(500);

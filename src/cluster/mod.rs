@@ -3,7 +3,8 @@
 //! One node runs per host store (`lease.rs`: a PHP process with `ephpm.cluster.enabled=1`
 //! or `ephpm-node`). PHP processes of the host read the host's cluster segment directly
 //! and send everything else to the node over a unix socket beside the segment
-//! (`store::cluster`). Nodes find each other by chitchat gossip, sealed with
+//! (`store::cluster`); what both sides share — frames, an entry's encoding, the socket's
+//! peer, where the socket and segment are — is `crate::wire`. Nodes find each other by chitchat gossip, sealed with
 //! ChaCha20-Poly1305 (`gossip.rs`, `crypto.rs`), and talk over a sealed TCP data plane
 //! (`peers.rs`).
 //!
@@ -18,16 +19,13 @@
 pub mod clock;
 pub mod crypto;
 pub mod decide;
-pub mod entry;
 pub mod gossip;
 pub mod keyring;
 pub mod lease;
 pub mod node;
-pub mod peercred;
 pub mod peers;
 pub mod placement;
 pub mod secrets;
-pub mod wire;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -173,25 +171,6 @@ pub fn host_name() -> String {
     }
 }
 
-/// The cluster segment of a host store: beside its shm segment, not in it, so that
-/// `shm://NAME` and `cluster://NAME` never see each other's keys. It keeps the size it
-/// was made with: the node and the PHP processes may have different `ephpm.shm_size`.
-pub fn segment_options(store: &ShmOptions) -> ShmOptions {
-    ShmOptions {
-        name: format!("{}.cluster", store.name),
-        adopt_size: true,
-        ..store.clone()
-    }
-}
-
-/// The node's unix socket: beside the cluster segment, mode 0600, in the user's private
-/// directory (so no other user can bind it first).
-pub fn socket_path(store: &ShmOptions) -> Result<PathBuf, crate::store::shm::ShmError> {
-    let mut p = segment_options(store).path()?.into_os_string();
-    p.push(".sock");
-    Ok(PathBuf::from(p))
-}
-
 /// Keys of the cluster segment that belong to the node itself (its lease), never
 /// moved, published or cleared.
 pub const RESERVED: &[u8] = b"\0ephpm:";
@@ -209,4 +188,11 @@ pub enum ClusterError {
     Config(String),
     #[error("the cluster node cannot start: {0}")]
     Start(String),
+}
+
+/// The cluster's failure reaches callers as `StoreError::Cluster`, with this as its source.
+impl From<ClusterError> for crate::store::StoreError {
+    fn from(e: ClusterError) -> Self {
+        crate::store::StoreError::Cluster(Box::new(e))
+    }
 }

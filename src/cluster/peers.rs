@@ -14,7 +14,7 @@ use tokio::net::TcpStream;
 
 use super::crypto::session::{self, Session};
 use super::keyring::{Keyring, Keys};
-use super::wire::{self, Op, Response, Route};
+use crate::wire::{self, Op, Response, Route};
 
 pub struct Peers {
     keyring: Arc<Keyring>,

@@ -27,7 +27,7 @@ extern "C" fn store_remove(ex: &mut ExecuteData, rv: &mut Zval) {
             return;
         };
         let name = name.map(|n| String::from_utf8_lossy(n).into_owned());
-        let removed = crate::store::remove_host_store(name, &ini::config());
+        let removed = crate::open::remove_host_store(name, &ini::config());
         match removed {
             Ok(r) => rv.set_bool(r),
             Err(e) => throw(&e, 1, WHAT),

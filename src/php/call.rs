@@ -8,11 +8,13 @@
 use std::ffi::CString;
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
 
 use ext_php_rs::class::RegisteredClass;
 use ext_php_rs::types::{ZendHashTable, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
+use super::error::value_error;
 use super::ffi;
 
 /// The signature of a function or method handler.
@@ -84,16 +86,6 @@ pub fn guarded<R>(f: impl FnOnce() -> Option<R>) -> Option<R> {
             None
         }
     }
-}
-
-/// Throws PHP's ValueError for argument `arg_num` of the running function:
-/// "f(): Argument #N ($name) <message>".
-pub fn value_error(arg_num: u32, message: &str) {
-    let msg = CString::new(message.replace('\0', "")).unwrap_or_default();
-    // SAFETY: a printf-style format that is a literal "%s" with one C-string argument,
-    // both NUL-terminated and alive for the call; we are inside an internal call, which
-    // is what the helper reads the function name from.
-    unsafe { ffi::zend_argument_value_error(arg_num, c"%s".as_ptr(), msg.as_ptr()) };
 }
 
 /// The longest duration any argument may ask for, in seconds (about 31.7 years, as the
@@ -374,4 +366,23 @@ impl<'a> Call<'a> {
             }
         }
     }
+}
+
+/// How long a wait may last: `wanted`, but never into `max_execution_time` (one second
+/// before the limit, ARCHITECTURE.md §8.6).
+pub fn clamp_to_execution_time(wanted: Duration) -> Duration {
+    // SAFETY: a NUL-terminated literal with its length; zend_ini_long only reads it.
+    let limit = unsafe { ffi::zend_ini_long(c"max_execution_time".as_ptr(), 18, 0) };
+    if limit <= 0 {
+        return wanted;
+    }
+    // SAFETY: no arguments; the SAPI's request start time, or the current time.
+    let started = unsafe { ffi::sapi_get_request_time() };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64();
+    let left = started + limit as f64 - 1.0 - now;
+    // Not from_secs_f64: a clock or limit gone wrong (NaN, an overflow) must not panic.
+    wanted.min(Duration::try_from_secs_f64(left.max(0.0)).unwrap_or(Duration::MAX))
 }

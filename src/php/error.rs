@@ -9,12 +9,13 @@
 //! inherit PHP's own exception object: file, line and trace are right, and users can
 //! construct them.
 
+use std::ffi::CString;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use ext_php_rs::builders::ClassBuilder;
 use ext_php_rs::zend::{ClassEntry, ce};
 
-use super::call::value_error;
+use super::ffi;
 use crate::store::StoreError;
 
 static STORE_EXCEPTION: AtomicPtr<ClassEntry> = AtomicPtr::new(std::ptr::null_mut());
@@ -84,7 +85,7 @@ pub fn throw(err: &StoreError, key_arg: u32, what: &str) {
         StoreError::Remote { .. } | StoreError::Cluster(_) | StoreError::NotAnRwLock(_) => {
             (store_exception(), format!("{what}: {err}"))
         }
-        StoreError::Shm(_) => (
+        StoreError::Segment(_) => (
             store_exception(),
             format!("{what}: ephpm store failure: {err}"),
         ),
@@ -121,4 +122,14 @@ pub fn throw_new(class: &'static ClassEntry, msg: String) {
 /// of throwing on store failures, and for replaced segments).
 pub fn warn(msg: &str) {
     ext_php_rs::error::php_error(&ext_php_rs::flags::ErrorType::Warning, msg);
+}
+
+/// Throws PHP's ValueError for argument `arg_num` of the running function:
+/// "f(): Argument #N ($name) <message>".
+pub fn value_error(arg_num: u32, message: &str) {
+    let msg = CString::new(message.replace('\0', "")).unwrap_or_default();
+    // SAFETY: a printf-style format that is a literal "%s" with one C-string argument,
+    // both NUL-terminated and alive for the call; we are inside an internal call, which
+    // is what the helper reads the function name from.
+    unsafe { ffi::zend_argument_value_error(arg_num, c"%s".as_ptr(), msg.as_ptr()) };
 }

@@ -15,8 +15,9 @@ use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::ExecuteData;
 
-use super::call::{Call, Handler, MAX_SECONDS, run, value_error};
+use super::call::{Call, Handler, MAX_SECONDS, run};
 use super::convert::{Room, room_for_string, to_php_string, with_scratch};
+use super::error::value_error;
 use super::error::{throw, too_large_message, warn};
 use super::open_keyspace;
 use crate::keyspace::{Keyspace, Waited};

@@ -13,8 +13,8 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
     info_table_row!("ephpm support", "enabled");
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
     info_table_row!("default store (ephpm.dsn)", c.dsn.as_str());
-    let opened = crate::store::open_existing(&c.dsn, &c).and_then(|s| {
-        s.map(|s| Ok((s.describe(), s.stats()?, crate::store::resp_status(&*s))))
+    let opened = crate::open::open_existing(&c.dsn, &c).and_then(|s| {
+        s.map(|s| Ok((s.describe(), s.stats()?, crate::resp_probe::status_of(&*s))))
             .transpose()
     });
     match opened {

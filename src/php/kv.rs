@@ -9,9 +9,10 @@ use ext_php_rs::types::array::Iter;
 use ext_php_rs::types::{ArrayKey, ZendClassObject, ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::{ExecuteData, ExecutorGlobals, ce};
 
-use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name, value_error};
+use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name};
 use super::class::{native_class, nullable, public};
 use super::convert::{Fetch, Room, fetch, from_value, room_for_string, with_scratch, with_value};
+use super::error::value_error;
 use super::error::{throw, throw_new, too_large};
 use super::open_keyspace;
 use crate::keyspace::{Keyspace, Waited};
@@ -395,7 +396,7 @@ extern "C" fn stats(ex: &mut ExecuteData, rv: &mut Zval) {
         for (name, n) in st.named() {
             let _ = a.insert(name, i64::try_from(n).unwrap_or(i64::MAX));
         }
-        if let Some(resp) = crate::store::resp_status(s.store().as_ref()) {
+        if let Some(resp) = crate::resp_probe::status_of(s.store().as_ref()) {
             let _ = a.insert("resp_server", resp.to_string());
         }
         // Each shard's [used, size, entries]; empty where the store has no shards of its

@@ -332,7 +332,7 @@ extern "C" fn lock_promote(ex: &mut ExecuteData, rv: &mut Zval) {
         let Some((locks, held)) = share(l, what).map(|(l, h)| (l.clone(), h.clone())) else {
             return;
         };
-        let wait = super::memo_lock::clamp_to_execution_time(wait);
+        let wait = super::call::clamp_to_execution_time(wait);
         match locks.promote(&held, l.ttl, wait) {
             Ok(Some(promoted)) => {
                 l.kind = Kind::Shared(locks, promoted);

@@ -10,10 +10,9 @@ use ext_php_rs::flags::{ClassFlags, DataType, MethodFlags};
 use ext_php_rs::types::{ZendClassObject, Zval};
 use ext_php_rs::zend::ExecuteData;
 
-use super::call::{Call, run, type_name};
+use super::call::{Call, clamp_to_execution_time, run, type_name};
 use super::class::{native_class, nullable, public};
 use super::error::{lock_unavailable, throw};
-use super::ffi;
 use super::kv::keyspace_arg;
 use super::lock::{Kind, new_keep_alive, new_lock, ttl_ms_arg};
 use super::userland::{call, call_method, warn_to};
@@ -66,25 +65,6 @@ impl MemoLock {
             logger: self.logger.as_ref().map(Zval::shallow_clone),
         }
     }
-}
-
-/// How long a wait may last: `wanted`, but never into `max_execution_time` (one second
-/// before the limit, ARCHITECTURE.md §8.6).
-pub fn clamp_to_execution_time(wanted: Duration) -> Duration {
-    // SAFETY: a NUL-terminated literal with its length; zend_ini_long only reads it.
-    let limit = unsafe { ffi::zend_ini_long(c"max_execution_time".as_ptr(), 18, 0) };
-    if limit <= 0 {
-        return wanted;
-    }
-    // SAFETY: no arguments; the SAPI's request start time, or the current time.
-    let started = unsafe { ffi::sapi_get_request_time() };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64();
-    let left = started + limit as f64 - 1.0 - now;
-    // Not from_secs_f64: a clock or limit gone wrong (NaN, an overflow) must not panic.
-    wanted.min(Duration::try_from_secs_f64(left.max(0.0)).unwrap_or(Duration::MAX))
 }
 
 /// `__construct(?Ephpm\Kv $store = null, int $lockTtlMs = 30000, int $waitTimeoutMs = 5000, ?object $logger = null)`

@@ -43,13 +43,13 @@ pub fn open_keyspace(dsn: Option<&[u8]>, prefix: &[u8]) -> store::Result<Keyspac
     let config = ini::config();
     let dsn = match dsn {
         Some(bytes) => std::str::from_utf8(bytes).map_err(|_| {
-            StoreError::Dsn(store::dsn::DsnError::Malformed(
+            StoreError::Dsn(crate::ground::dsn::DsnError::Malformed(
                 String::from_utf8_lossy(bytes).into(),
             ))
         })?,
         None => config.dsn.as_str(),
     };
-    let (store, warnings) = store::open(dsn, &config)?;
+    let (store, warnings) = crate::open::open(dsn, &config)?;
     for w in warnings {
         error::warn(&w);
     }

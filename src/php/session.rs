@@ -19,13 +19,13 @@ use ext_php_rs::types::array::Iter;
 use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::{ClassEntry, ExecuteData};
 
-use super::call::{Call, arg_type_error, run, type_name, value_error};
+use super::call::{Call, arg_type_error, clamp_to_execution_time, run, type_name};
 use super::class::{builtin_class, native_class, nullable, public};
+use super::error::value_error;
 use super::error::warn;
 use super::ffi::{self, FAILURE, PsModule, SUCCESS};
 use super::ini;
 use super::kv::keyspace_arg;
-use super::memo_lock::clamp_to_execution_time;
 use super::open_keyspace;
 use crate::session::{Handler, MAX_LOCK_SECONDS, OnTimeout, Settings, lock_ttl, lock_wait};
 

@@ -19,13 +19,14 @@ use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::ExecuteData;
 
 use super::call::{
-    Call, MAX_SECONDS, arg_type_error, run, seconds_within_limit, type_name, value_error,
+    Call, MAX_SECONDS, arg_type_error, clamp_to_execution_time, run, seconds_within_limit,
+    type_name,
 };
 use super::class::{native_class, nullable, public};
 use super::convert::{from_value, new_reference, with_scratch, with_value};
-use super::error::{throw, warn};
+use super::error::{throw, value_error, warn};
 use super::kv::keyspace_arg;
-use super::memo_lock::{DEFAULT_LOCK_TTL, DEFAULT_WAIT, MemoLock, clamp_to_execution_time};
+use super::memo_lock::{DEFAULT_LOCK_TTL, DEFAULT_WAIT, MemoLock};
 use super::userland::{call, call_function, log_exception, take_exception};
 use crate::keyspace::Keyspace;
 use crate::lock::{Held, Locks};

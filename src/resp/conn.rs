@@ -11,63 +11,16 @@ use tokio::sync::mpsc;
 
 use super::commands;
 use super::parse::{Limits, Parsed, parse};
-use super::pubsub::{self, Message};
+use super::pubsub;
 use super::reply::Reply;
-use super::server::{Client, Server};
+use super::server::Server;
+use super::state::Conn;
 
 /// The most a client may have sent and not yet had answered (Redis'
 /// client-query-buffer-limit): beyond it the connection is closed.
 const MAX_QUERY_BUFFER: usize = 1 << 30;
 /// Bytes read at a time; more when a bulk string of known length is arriving.
 const READ_CHUNK: usize = 64 << 10;
-
-/// A connection's state between requests.
-pub struct Conn {
-    pub client: Arc<Client>,
-    pub authed: bool,
-    pub reply: Reply,
-    /// MULTI's queue (None: not in a transaction), and whether a queued command was
-    /// refused (EXEC then aborts, as Redis does).
-    pub multi: Option<Vec<Vec<Vec<u8>>>>,
-    pub multi_refused: bool,
-    /// WATCHed keys and the version each had when watched.
-    pub watched: Vec<(Vec<u8>, u64)>,
-    pub channels: HashSet<Vec<u8>>,
-    pub patterns: HashSet<Vec<u8>>,
-    pub inbox: mpsc::Sender<Message>,
-    /// QUIT, a protocol error, CLIENT KILL of itself: close once the replies are out.
-    pub close: bool,
-}
-
-impl Conn {
-    pub fn subscribed(&self) -> bool {
-        !self.channels.is_empty() || !self.patterns.is_empty()
-    }
-
-    /// A message from the hub, as the client reads it.
-    fn push(&mut self, m: &Message) {
-        let r = &mut self.reply;
-        match m {
-            Message::Message { channel, payload } => {
-                r.push(3);
-                r.bulk(b"message");
-                r.bulk(channel);
-                r.bulk(payload);
-            }
-            Message::PMessage {
-                pattern,
-                channel,
-                payload,
-            } => {
-                r.push(4);
-                r.bulk(b"pmessage");
-                r.bulk(pattern);
-                r.bulk(channel);
-                r.bulk(payload);
-            }
-        }
-    }
-}
 
 /// Serves one accepted connection until it closes. `authed`: its peer is trusted
 /// already (a unix socket's own uid with no password configured).

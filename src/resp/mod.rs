@@ -12,7 +12,8 @@
 //! - `reply`   replies in RESP2 or RESP3
 //! - `text`    how PHP's typed values read to a Redis client (one data model)
 //! - `glob`    KEYS / SCAN MATCH / PSUBSCRIBE patterns
-//! - `server`  what connections share; `conn` one connection; `listen` the sockets
+//! - `server`  what connections share; `conn` one connection, `state` what it keeps
+//!   between requests; `listen` the sockets
 //! - `pubsub`  PUBLISH/SUBSCRIBE among this server's clients
 //! - `commands` the command table and every command
 
@@ -24,4 +25,11 @@ pub mod parse;
 pub mod pubsub;
 pub mod reply;
 pub mod server;
+pub mod state;
 pub mod text;
+
+/// Locks a mutex, taking over one a panicking thread left poisoned (the data is plain):
+/// one command's panic never wedges the server.
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 
 use super::glob;
-use super::server::lock;
+use super::lock;
 
 /// Messages a subscriber may have waiting before it is cut off.
 pub const QUEUE: usize = 4096;

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use tokio::sync::Notify;
 
+use super::lock;
 use super::parse::Limits;
 use super::pubsub::Hub;
 use crate::store::Store;
@@ -173,7 +174,7 @@ impl Server {
 
     /// The connected clients, by id.
     pub fn clients(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Client>>> {
-        self.clients.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.clients)
     }
 
     /// Commands run since the server started.
@@ -205,9 +206,4 @@ impl Server {
             f(&*self.store)
         }
     }
-}
-
-/// Locks a mutex, taking over one a panicking thread left poisoned (the data is plain).
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -2,12 +2,12 @@
 //! excludes everyone, with tokens, fencing numbers, per-holder TTLs, promotion and
 //! demotion as symfony/lock defines them. No PHP here.
 //!
-//! - `state.rs`  the lock's state and the rules, a pure function every backend runs
-//!   atomically on the lock's key (`Store::rw_lock`)
+//! - `crate::ground::rwstate`  the lock's state and the rules, a pure function every
+//!   backend runs atomically on the lock's key (`Store::rw_lock`)
 //!
 //! # Protocol choice
 //! The whole lock is one key whose value is the state (mode, holders with their own
-//! expiries, last fence), changed only by `state::apply` run where the data lives:
+//! expiries, last fence), changed only by `rwstate::apply` run where the data lives:
 //! under the shard lock on shm, as a compare-and-swap script on Redis (read, decide in
 //! Rust, swap only if the bytes are still those read), at the key's owner in a cluster.
 //! One key means one atomic step per operation on every backend, and the rules exist
@@ -16,14 +16,12 @@
 //! `wait_for_change` until a release changes the key (a futex on shm, Pub/Sub on Redis),
 //! never past that TTL, its deadline or one slice.
 
-pub mod state;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::lock::{Token, new_token};
+pub use crate::ground::rwstate::{Mode, Op, Outcome};
+use crate::ground::{Token, new_token};
 use crate::store::{Result, Store};
-pub use state::{Mode, Op, Outcome};
 
 /// A share of a read/write lock this process holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +117,7 @@ impl RwLocks {
                 }
                 Outcome::Busy { left, version } => (left, version),
                 // Only a confused backend answers an acquisition otherwise.
-                _ => return Err(state::Foreign.into()),
+                _ => return Err(crate::ground::rwstate::Foreign.into()),
             };
             let remaining = deadline.saturating_duration_since(Instant::now());
             if remaining.is_zero() {

@@ -13,10 +13,10 @@ use super::shm::{ShmOptions, ShmStore, euid, open_shared};
 use super::{
     Event, KeyTtl, Result, ScanEntry, SetNx, ShardFill, Stats, Store, StoreError, Value, bytes,
 };
-use crate::cluster::entry::{self, State};
-use crate::cluster::peercred::peer_uid;
-use crate::cluster::wire::{self, Entry, Failure, Op, Response, Route};
-use crate::cluster::{segment_options, socket_path};
+use crate::wire::entry::{self, State};
+use crate::wire::peercred::peer_uid;
+use crate::wire::{self, Entry, Failure, Op, Response, Route};
+use crate::wire::{segment_options, socket_path};
 
 pub struct ClusterStore {
     local: Arc<ShmStore>,
@@ -412,7 +412,11 @@ impl Store for ClusterStore {
         })
     }
 
-    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome> {
+    fn rw_lock(
+        &self,
+        name: &[u8],
+        op: &crate::ground::rwstate::Op,
+    ) -> Result<crate::ground::rwstate::Outcome> {
         match self.call(&Op::RwLock {
             key: self.full(name),
             op: op.clone(),

@@ -36,248 +36,16 @@
 
 pub mod bytes;
 pub mod cluster;
-pub mod dsn;
 pub mod redis;
 pub mod shm;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crate::config::Config;
-
-/// A value: what `set` stores, and what `read` shows (borrowed from the store for the
-/// duration of the callback). Strings are bytes; `Serialized` is the PHP layer's
-/// serializer output (arrays, objects), opaque to the engine.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Value<'a> {
-    Str(&'a [u8]),
-    Serialized(&'a [u8]),
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Null,
-}
-
-/// The kind of a value read by `get`; for `Str` and `Serialized` the bytes are in the
-/// buffer passed to `get`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Fetched {
-    Str,
-    Serialized,
-    Int(i64),
-    Float(f64),
-    Bool(bool),
-    Null,
-}
-
-impl Value<'_> {
-    /// Copies the value out: its kind, and for strings its bytes into `out` (cleared).
-    pub fn copy_into(self, out: &mut Vec<u8>) -> Fetched {
-        out.clear();
-        match self {
-            Value::Str(b) => {
-                out.extend_from_slice(b);
-                Fetched::Str
-            }
-            Value::Serialized(b) => {
-                out.extend_from_slice(b);
-                Fetched::Serialized
-            }
-            Value::Int(n) => Fetched::Int(n),
-            Value::Float(x) => Fetched::Float(x),
-            Value::Bool(b) => Fetched::Bool(b),
-            Value::Null => Fetched::Null,
-        }
-    }
-}
-
-impl Fetched {
-    /// The value again, its bytes (for `Str` and `Serialized`) being `bytes`.
-    pub fn with(self, bytes: &[u8]) -> Value<'_> {
-        match self {
-            Fetched::Str => Value::Str(bytes),
-            Fetched::Serialized => Value::Serialized(bytes),
-            Fetched::Int(n) => Value::Int(n),
-            Fetched::Float(x) => Value::Float(x),
-            Fetched::Bool(b) => Value::Bool(b),
-            Fetched::Null => Value::Null,
-        }
-    }
-}
-
-/// An entry as `Store::scan` shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScanEntry {
-    /// The key as the store holds it (a Keyspace's prefix included, a DSN's not).
-    pub key: Vec<u8>,
-    /// `Persistent` or `Remaining`.
-    pub ttl: KeyTtl,
-    /// The value's size in bytes, as stored.
-    pub size: u64,
-    /// For a held lock (an entry added with a TTL, which is never evicted before it
-    /// expires), its fencing number.
-    pub fence: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hit {
-    pub value: Fetched,
-    pub version: u64,
-}
-
-/// What an entry is to a store that must evict to make room: the order it gives entries
-/// up in, first to last. A lock is never evicted before it expires, whatever its class.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub enum Retention {
-    /// A name claimed that holds nothing yet: a new session's id (`reserve`), a session
-    /// with no data (an anonymous visitor's). Losing one loses nothing but the name.
-    Anonymous,
-    /// An ordinary entry: `set`, `set_nx`, everything a cache holds.
-    #[default]
-    Cache,
-    /// A written session: a logged-in user, whom losing it logs out.
-    Session,
-}
-
-/// The outcome of `set_nx`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SetNx {
-    Inserted,
-    Exists,
-}
-
-/// A key's remaining lifetime.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyTtl {
-    Missing,
-    Persistent,
-    Remaining(Duration),
-}
-
-/// Counters of a store, summed over its shards.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Stats {
-    pub memory_size: u64,
-    pub memory_used: u64,
-    pub entries: u64,
-    pub hits: u64,
-    pub misses: u64,
-    /// Entries evicted for room, of every class: the sum of the three below.
-    pub evictions: u64,
-    /// Evictions by `Retention`. Stores that do not tell classes apart (Redis) count
-    /// every eviction in `evictions` only.
-    pub evictions_anonymous: u64,
-    pub evictions_cache: u64,
-    pub evictions_session: u64,
-    pub expirations: u64,
-    pub repairs: u64,
-    /// Shards found too damaged to repair and emptied (their entries dropped).
-    pub resets: u64,
-    pub shards: u64,
-    /// Shards whose lock somebody held when the stats were read (shm): one that stays
-    /// locked across looks is a stopped or stuck process's.
-    pub shards_locked: u64,
-    /// Seconds since the store began counting: its segment was made (shm, the cluster's
-    /// host copy) or its server started (Redis). 0 when unknown (a segment an older build
-    /// made). The time base of every counter here.
-    pub age_seconds: u64,
-    /// The largest value, in bytes, a write can store (shm: one shard's arena less its
-    /// index and an entry's header, a longer key taking from it; Redis:
-    /// `proto-max-bulk-len`). 0 when unknown.
-    pub max_item_size: u64,
-    /// `Event` counts, for every process of the store (see `layout::Events`; Redis: a
-    /// hash beside the keys, and its own count of OOM refusals).
-    pub lock_waits: u64,
-    pub lock_timeouts: u64,
-    pub stampedes_avoided: u64,
-    pub full_refusals: u64,
-}
-
-/// Something a store's users did that its operator counts (`Store::note`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    /// An acquisition found its lock held and waited (once per acquisition).
-    LockWait,
-    /// A wait for a lock ran out without it.
-    LockTimeout,
-    /// A waiter found the value another process computed, and computed nothing.
-    StampedeAvoided,
-}
-
-/// One shard's fill, as `Store::shard_fill` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ShardFill {
-    /// Bytes in use (entries and the index).
-    pub used: u64,
-    /// Bytes of the shard's arena.
-    pub size: u64,
-    pub entries: u64,
-}
-
-impl Stats {
-    /// The counters by the names `Kv::stats()`, the CLI and the metrics show, with
-    /// `memory_free` derived.
-    pub fn named(&self) -> [(&'static str, u64); 21] {
-        [
-            ("memory_size", self.memory_size),
-            ("memory_used", self.memory_used),
-            (
-                "memory_free",
-                self.memory_size.saturating_sub(self.memory_used),
-            ),
-            ("entries", self.entries),
-            ("hits", self.hits),
-            ("misses", self.misses),
-            ("evictions", self.evictions),
-            ("evictions_anonymous", self.evictions_anonymous),
-            ("evictions_cache", self.evictions_cache),
-            ("evictions_session", self.evictions_session),
-            ("expirations", self.expirations),
-            ("repairs", self.repairs),
-            ("resets", self.resets),
-            ("shards", self.shards),
-            ("shards_locked", self.shards_locked),
-            ("age_seconds", self.age_seconds),
-            ("max_item_size", self.max_item_size),
-            ("lock_waits", self.lock_waits),
-            ("lock_timeouts", self.lock_timeouts),
-            ("stampedes_avoided", self.stampedes_avoided),
-            ("full_refusals", self.full_refusals),
-        ]
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("the key must not be empty")]
-    EmptyKey,
-    #[error("the key is {0} bytes long; the limit is 65536 bytes")]
-    KeyTooLong(usize),
-    #[error(
-        "the store has no room for this value ({need} bytes needed, one shard holds {capacity}) \
-         even after evicting everything that may be evicted"
-    )]
-    Full { need: u64, capacity: u64 },
-    #[error("the value stored at this key is not an integer")]
-    NotAnInteger,
-    #[error("the increment would overflow a 64-bit integer")]
-    Overflow,
-    #[error("the store at {address} cannot be reached: {cause}")]
-    Unavailable { address: String, cause: String },
-    #[error("the store at {address} refused the command: {reply}")]
-    Remote { address: String, reply: String },
-    #[error(transparent)]
-    Shm(#[from] shm::ShmError),
-    #[error(transparent)]
-    Dsn(#[from] dsn::DsnError),
-    #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterError),
-    #[error(transparent)]
-    NotAnRwLock(#[from] crate::rwlock::state::Foreign),
-}
-
-pub type Result<T> = std::result::Result<T, StoreError>;
+use crate::ground::rwstate;
+pub use crate::ground::{
+    BoxedError, Event, Fetched, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, ShardFill, Stats,
+    StoreError, Value,
+};
 
 /// A key/value store shared by processes. See the module doc for what every
 /// implementation guarantees. TTLs of `None` mean "never expires".
@@ -432,13 +200,13 @@ pub trait Store: Send + Sync {
     /// The default wakes every waiter at each release, like `wait_for_change`: on `shm://`
     /// a wake-up costs microseconds and no round trip.
     fn lock_wait(&self, name: &[u8], timeout: Duration) -> Result<bool> {
-        crate::lock::wait_for_release(self, name, timeout)
+        wait_for_release(self, name, timeout)
     }
     /// Runs one read/write-lock operation on the lock `name` atomically where the data
-    /// lives (`crate::rwlock::state::apply` on the key's value), waking the key's waiters
+    /// lives (`crate::ground::rwstate::apply` on the key's value), waking the key's waiters
     /// when it changes the lock. A refusal carries the key's version as
     /// `wait_for_change` compares it.
-    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome>;
+    fn rw_lock(&self, name: &[u8], op: &rwstate::Op) -> Result<rwstate::Outcome>;
     /// One line saying what this store is (for `php --ri ephpm`).
     fn describe(&self) -> String;
     /// The host store's segment (`shm://`), beside which its `ephpm-resp` listens by
@@ -483,89 +251,31 @@ pub(crate) fn extend_then_set<S: Store + ?Sized>(
     Ok(true)
 }
 
-/// Opens the store a DSN names (see `dsn.rs`), once per process per store. The strings
-/// are warnings for the user (a segment that had to be replaced, and why).
-pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)> {
-    match dsn::parse(dsn)? {
-        dsn::Dsn::Redis(target) => {
-            // One per DSN per process, so that every Kv, lock and session of the process
-            // shares its connection and its subscriber.
-            static OPEN: Mutex<Option<HashMap<String, Arc<redis::RedisStore>>>> = Mutex::new(None);
-            let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-            let open = open.get_or_insert_with(HashMap::new);
-            let store = match open.get(dsn) {
-                Some(s) => s.clone(),
-                None => {
-                    let s = Arc::new(redis::RedisStore::new(target)?);
-                    open.insert(dsn.to_string(), s.clone());
-                    s
-                }
-            };
-            Ok((store, Vec::new()))
+/// `Store::lock_wait`'s default (and `Locks::wait_until_free` on any store): wakes at
+/// every change of the lock, with every other waiter.
+pub fn wait_for_release<S: Store + ?Sized>(
+    store: &S,
+    name: &[u8],
+    timeout: Duration,
+) -> Result<bool> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let Some((version, ttl)) = store.version_and_ttl(name)? else {
+            return Ok(true);
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(false);
         }
-        dsn::Dsn::Shm { name } => {
-            let (store, warnings) = shm::open_shared(&shm_options(name, config)?)?;
-            Ok((store, warnings))
-        }
-        dsn::Dsn::Cluster {
-            name,
-            timeout,
-            prefix,
-        } => {
-            let opts = shm_options(name, config)?;
-            if config.cluster.enabled {
-                let node =
-                    crate::cluster::NodeConfig::from_settings(&config.cluster, opts.clone())?;
-                crate::cluster::lease::keep_in_background(node)?;
-            }
-            let (store, warnings) = cluster::ClusterStore::open(&opts, timeout, &prefix)?;
-            Ok((Arc::new(store), warnings))
+        // Never sleep past the holder's TTL: a dead holder's lock frees itself then,
+        // and nobody signals an expiry.
+        let until_expiry = match ttl {
+            KeyTtl::Missing => return Ok(true),
+            KeyTtl::Persistent => left,
+            KeyTtl::Remaining(d) => d + Duration::from_millis(1),
+        };
+        if store.wait_for_change(name, version, left.min(until_expiry))? {
+            return Ok(true);
         }
     }
-}
-
-/// Opens the store a DSN names only if it already exists: a host store (`shm://`,
-/// `cluster://`) whose segment nobody made yet is `None`, and nothing is created, nor a
-/// cluster node started. What `php --ri` and phpinfo() show, which must never make a
-/// segment as a side effect.
-pub fn open_existing(dsn: &str, config: &Config) -> Result<Option<Arc<dyn Store>>> {
-    let segment = match dsn::parse(dsn)? {
-        dsn::Dsn::Redis(_) => return open(dsn, config).map(|(s, _)| Some(s)),
-        dsn::Dsn::Shm { name } => shm_options(name, config)?,
-        dsn::Dsn::Cluster { name, .. } => {
-            crate::cluster::segment_options(&shm_options(name, config)?)
-        }
-    };
-    if segment.existing_path()?.is_none() {
-        return Ok(None);
-    }
-    let mut quiet = config.clone();
-    quiet.cluster.enabled = false;
-    open(dsn, &quiet).map(|(s, _)| Some(s))
-}
-
-/// How the `ephpm-resp` of a host store is doing (asked on its default socket, beside
-/// the segment); `None` for a store that is not one host's segment.
-pub fn resp_status(store: &dyn Store) -> Option<crate::resp_probe::RespStatus> {
-    let segment = store.segment()?;
-    Some(crate::resp_probe::probe(
-        &crate::resp_probe::default_socket(segment),
-    ))
-}
-
-/// Removes the host store `name` (default `ephpm.store_name`) if no process maps it: the
-/// operator's resize or reset (`shm::remove_unused`). Returns whether there was one.
-pub fn remove_host_store(name: Option<String>, config: &Config) -> Result<bool> {
-    Ok(shm::remove_unused(&shm_options(name, config)?)?)
-}
-
-/// The shm options of the host store `name` (default `ephpm.store_name`).
-fn shm_options(name: Option<String>, config: &Config) -> Result<shm::ShmOptions> {
-    let name = name.unwrap_or_else(|| config.store_name.clone());
-    dsn::valid_name(&name)?;
-    Ok(shm::ShmOptions {
-        compress_threshold: config.compress_threshold.min(usize::MAX as u64) as usize,
-        dir: config.shm_dir.clone().into(),
-        ..shm::ShmOptions::new(&name, config.shm_size)
-    })
 }

@@ -165,7 +165,7 @@ impl TestNode {
 
     /// The host's cluster segment, as the node keeps it.
     pub fn segment(&self) -> ShmStore {
-        ShmStore::open(&ephpm::cluster::segment_options(&self.options()))
+        ShmStore::open(&ephpm::wire::segment_options(&self.options()))
             .expect("open the cluster segment")
             .0
     }
@@ -173,7 +173,7 @@ impl TestNode {
     /// What the host's segment says about `key`: a value, a delete, a marker of a value
     /// held elsewhere, or nothing.
     pub fn segment_state(&self, key: &[u8]) -> Option<&'static str> {
-        use ephpm::cluster::entry::{State, parse};
+        use ephpm::wire::entry::{State, parse};
         let mut state = None;
         self.segment()
             .read(key, &mut |v| {

@@ -104,7 +104,7 @@ pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
                 std::process::id(),
                 N.fetch_add(1, Ordering::SeqCst)
             );
-            let Ok(ephpm::store::dsn::Dsn::Redis(target)) = ephpm::store::dsn::parse(&dsn) else {
+            let Ok(ephpm::ground::dsn::Dsn::Redis(target)) = ephpm::ground::dsn::parse(&dsn) else {
                 panic!("bad test dsn {dsn}")
             };
             let s: Arc<dyn ephpm::store::Store> =

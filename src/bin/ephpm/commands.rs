@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use ephpm::config::Config;
 use ephpm::store::shm::inventory::{self, Entries, Kind};
-use ephpm::store::{self, Fetched, KeyTtl, ScanEntry, Store, Value};
+use ephpm::store::{Fetched, KeyTtl, ScanEntry, Store, Value};
 
 use super::json::Json;
 use super::php_value;
@@ -45,7 +45,7 @@ fn report(text: String, json: Json) -> Done {
 
 /// The store the options name, which must exist already: looking never creates one.
 pub fn open(dsn: &str, config: &Config) -> Result<Arc<dyn Store>, Failure> {
-    match store::open_existing(dsn, config)? {
+    match ephpm::open::open_existing(dsn, config)? {
         Some(s) => Ok(s),
         None => Err(no_store(dsn, config)),
     }
@@ -116,7 +116,7 @@ pub fn stats(s: &dyn Store) -> Done {
         rows.push([name.into(), n.to_string()]);
         json.push((name, Json::Uint(n)));
     }
-    if let Some(resp) = store::resp_status(s) {
+    if let Some(resp) = ephpm::resp_probe::status_of(s) {
         rows.push(["resp_server".into(), resp.to_string()]);
         json.push(("resp_server", Json::Str(resp.to_string())));
     }
@@ -353,7 +353,7 @@ pub fn flush(s: &dyn Store, prefix: &[u8], yes: bool) -> Done {
 }
 
 pub fn rm_store(name: &str, config: &Config) -> Done {
-    if !store::remove_host_store(Some(name.into()), config)? {
+    if !ephpm::open::remove_host_store(Some(name.into()), config)? {
         return Err(no_store(name, config));
     }
     report(

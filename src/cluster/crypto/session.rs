@@ -60,7 +60,7 @@ use hkdf::Hkdf;
 use sha2::Sha256;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use crate::cluster::wire;
+use crate::wire;
 
 /// The first bytes of either side's hello: the protocol and its version.
 pub const MAGIC: [u8; 8] = *b"ephpmD2\n";

@@ -13,8 +13,8 @@
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::super::wire::{self, BATCH_BYTES};
 use super::*;
+use crate::wire::{self, BATCH_BYTES};
 
 /// Batches on their way to one node at once: enough that the receiver always has the
 /// next one while it applies one and the sender gathers another.

@@ -30,15 +30,16 @@ use tokio::task::JoinHandle;
 
 use super::clock::{HybridClock, now_micros};
 use super::decide::{self, Current, TOMBSTONE_GRACE, Write};
-use super::entry::{self, State};
 use super::gossip::{self, SealedUdp};
 use super::keyring::{self, Keyring};
 use super::peers::Peers;
 use super::placement::Members;
-use super::wire::{Entry, Failure, Op, Response, Route};
-use super::{ClusterError, NodeConfig, RESERVED, segment_options, socket_path};
+use super::{ClusterError, NodeConfig, RESERVED};
 use crate::store::shm::{ShmStore, open_shared};
 use crate::store::{KeyTtl, Store, Value, bytes};
+use crate::wire::entry::{self, State};
+use crate::wire::{Entry, Failure, Op, Response, Route};
+use crate::wire::{segment_options, socket_path};
 
 /// After a membership change, an owner that misses a key asks the previous placement
 /// for this long: the time the hand-off has to move it.

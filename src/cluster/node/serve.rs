@@ -26,7 +26,7 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
 use super::{Node, invalid};
 use crate::cluster::crypto::session::{self, Refused};
-use crate::cluster::wire::{self, Route};
+use crate::wire::{self, Route};
 
 /// Data-plane connections at most, and connections still in their handshake from one
 /// IP address at most.

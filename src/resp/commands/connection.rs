@@ -7,8 +7,8 @@ use subtle::ConstantTimeEq;
 use super::{
     Ctx, Done, Fail, NOAUTH, NOQUEUE, PUBSUB, Spec, err, int, plain, syntax, unknown_subcommand,
 };
+use crate::resp::lock;
 use crate::resp::reply::Proto;
-use crate::resp::server::lock;
 
 pub const COMMANDS: &[Spec] = &[
     plain("ping", -1, PUBSUB, ping),

@@ -15,9 +15,10 @@ use std::sync::OnceLock;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use super::conn::Conn;
+use super::lock;
 use super::reply::Proto;
-use super::server::{Server, lock};
+use super::server::Server;
+use super::state::Conn;
 use super::text;
 use crate::store::StoreError;
 

@@ -52,10 +52,10 @@ use std::time::Duration;
 use redis::{ErrorKind, RedisError, ServerErrorKind, Value as Reply};
 
 use super::bytes::{self, fingerprint};
-use super::dsn::RedisDsn;
 use super::{
     Event, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value,
 };
+use crate::ground::dsn::RedisDsn;
 use link::Link;
 use scripts::{Flavour, Publish};
 use target::Target;
@@ -97,7 +97,7 @@ impl RedisStore {
     /// Prepares the store; nothing connects until the first command.
     pub fn new(dsn: RedisDsn) -> Result<RedisStore> {
         let bad = |why: String| {
-            StoreError::Dsn(super::dsn::DsnError::BadParameter {
+            StoreError::Dsn(crate::ground::dsn::DsnError::BadParameter {
                 dsn: dsn.address.clone(),
                 why,
             })
@@ -871,7 +871,11 @@ impl Store for RedisStore {
         self.wait_in_line(name, timeout)
     }
 
-    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome> {
+    fn rw_lock(
+        &self,
+        name: &[u8],
+        op: &crate::ground::rwstate::Op,
+    ) -> Result<crate::ground::rwstate::Outcome> {
         self.rw_apply(name, op)
     }
 

@@ -1,5 +1,5 @@
 //! Read/write locks on Redis: the state is one string key, decided in Rust by
-//! `rwlock::state::apply`, then swapped in by a script only if the key still holds the
+//! `ground::rwstate::apply`, then swapped in by a script only if the key still holds the
 //! bytes decided on (`scripts::RW_SWAP`); a swap that lost a race answers the current
 //! state and the server's clock, and the caller decides again. The rules live once, in
 //! Rust, rather than again in Lua.
@@ -30,8 +30,8 @@ use redis::Value as Reply;
 use super::keys;
 use super::scripts;
 use super::{FENCE_KEEP, RedisStore, millis};
-use crate::rwlock::Outcome;
-use crate::rwlock::state::{self, Change, Op, State};
+use crate::ground::rwstate::Outcome;
+use crate::ground::rwstate::{self, Change, Op, State};
 use crate::store::bytes::fingerprint;
 use crate::store::{Result, StoreError};
 
@@ -84,7 +84,7 @@ impl RedisStore {
         for _ in 0..MAX_RACES {
             let now_us = seen.now_us();
             let (change, outcome) =
-                state::apply(seen.stored.as_deref(), op, now_us / 1000, now_us)?;
+                rwstate::apply(seen.stored.as_deref(), op, now_us / 1000, now_us)?;
             let (next, ttl, frees) = match change {
                 Change::Keep if !seen.fresh => {
                     seen = self.read_state(&full)?;
@@ -110,7 +110,7 @@ impl RedisStore {
                     true,
                 ),
             };
-            let next = state::encode(&next);
+            let next = rwstate::encode(&next);
             let publish: &[u8] = if frees { &channel } else { b"" };
             let expected = seen.stored.as_deref().unwrap_or(b"");
             match self.swap(&full, expected, &next, millis(ttl), publish)? {

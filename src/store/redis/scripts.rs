@@ -263,7 +263,7 @@ return {v and 1 or 0, v or '', t[1], t[2]}",
 });
 
 /// Replaces a read/write lock's state if it is still the one the caller decided on
-/// (`crate::rwlock::state::apply` runs in Rust; this is its atomic half). KEYS: key.
+/// (`crate::ground::rwstate::apply` runs in Rust; this is its atomic half). KEYS: key.
 /// ARGV: the state decided on ('' when absent), the new state, its TTL in ms, the
 /// channel to publish on ('' for none) and the command (`Publish::command`). Returns `{1}` when it replaced; when the state
 /// had changed meanwhile, `{0, exists, state, seconds, microseconds}`: what the caller

@@ -28,7 +28,7 @@ use redis::{RedisError, RedisResult};
 
 use super::link::Link;
 use super::scripts::Publish;
-use crate::store::dsn::SentinelDsn;
+use crate::ground::dsn::SentinelDsn;
 
 /// Tries a cluster client makes after a failed command (a redirect is one).
 const CLUSTER_RETRIES: u32 = 2;

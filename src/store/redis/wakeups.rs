@@ -119,7 +119,7 @@ impl Wakeups {
             Publish::Classic => b"ephpm:mailbox:".to_vec(),
             Publish::Sharded => b":ephpm:mailbox:".to_vec(),
         };
-        mailbox.extend_from_slice(&crate::lock::new_token());
+        mailbox.extend_from_slice(&crate::ground::new_token());
         if publish == Publish::Classic {
             // One waiter that never leaves: the mailbox stays subscribed, reconnections
             // included, and the task subscribes it as soon as it is connected.
@@ -167,7 +167,7 @@ impl Wakeups {
         };
         let mut name = mailbox.clone();
         name.push(b':');
-        name.extend_from_slice(&crate::lock::new_token());
+        name.extend_from_slice(&crate::ground::new_token());
         let registration = Registration::new(self, mailbox);
         if let Some(mailbox) = self.shared.lock().get_mut(&registration.channel) {
             mailbox.tickets.insert(name.clone(), false);

@@ -133,6 +133,13 @@ pub enum ShmError {
     },
 }
 
+/// A segment's failure reaches callers as `StoreError::Segment`, with this as its source.
+impl From<ShmError> for StoreError {
+    fn from(e: ShmError) -> Self {
+        StoreError::Segment(Box::new(e))
+    }
+}
+
 /// How to open a shm store.
 #[derive(Debug, Clone)]
 pub struct ShmOptions {
@@ -862,7 +869,11 @@ impl Store for ShmStore {
     }
 
     /// Locking: the lock's shard lock, once (`rwlock.rs`).
-    fn rw_lock(&self, name: &[u8], op: &crate::rwlock::Op) -> Result<crate::rwlock::Outcome> {
+    fn rw_lock(
+        &self,
+        name: &[u8],
+        op: &crate::ground::rwstate::Op,
+    ) -> Result<crate::ground::rwstate::Outcome> {
         self.rw_apply(name, op)
     }
 

@@ -1,13 +1,15 @@
 //! Open file description locks (`F_OFD_*`) on single bytes of the segment file: the
-//! use lock, the per-shard recovery locks (`segment.rs`) and the registry of processes
+//! use lock (`segment.rs`), the per-shard recovery locks (below) and the registry of processes
 //! (`registry.rs`) are all such bytes. An OFD lock belongs to the open file description,
 //! not to the process: a forked child shares its parent's, closing another descriptor of
 //! the same file drops nothing, and the kernel releases it when the last descriptor of
 //! the description closes — at the latest when its process exits.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+
+use super::ShmError;
 
 fn byte(kind: libc::c_int, at: u64) -> libc::flock {
     // SAFETY: an all-zero flock is a valid value; every field we rely on is set below.
@@ -52,4 +54,26 @@ pub fn held_by_others(fd: RawFd, at: u64) -> io::Result<bool> {
         return Err(io::Error::last_os_error());
     }
     Ok(fl.l_type != libc::F_UNLCK as libc::c_short)
+}
+
+/// Serialises the recovery of shard `shard`'s lock between processes (see
+/// `mutex::recover`): an exclusive lock on a byte of the segment file past the use byte,
+/// dropped when the returned guard goes (or the process dies).
+pub fn recovery_lock(segment_fd: RawFd, shard: usize) -> Result<RecoveryLock, ShmError> {
+    // A new open file description, not a dup: OFD locks belong to the description, and
+    // this process's use lock must not be turned into a write lock.
+    let path = format!("/proc/self/fd/{segment_fd}");
+    let own = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| ShmError::Os("reopen the segment", e))?;
+    lock(&own, libc::F_WRLCK, 1 + shard as u64, true)
+        .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLKW)", e))?;
+    Ok(RecoveryLock { _file: own })
+}
+
+/// Held while one process recovers a shard's lock.
+pub struct RecoveryLock {
+    _file: File,
 }

@@ -1,4 +1,4 @@
-//! Read/write locks on shm: `rwlock::state::apply` on the lock's entry under its shard
+//! Read/write locks on shm: `ground::rwstate::apply` on the lock's entry under its shard
 //! lock, so reading the state, deciding and writing it back are one step. The entry is
 //! pinned (a lock: never evicted before it expires) and expires with its last holder.
 //! A grant's fence is the new entry's version (the shard's write sequence), as for
@@ -10,8 +10,8 @@ use super::ShmStore;
 use super::clock::LazyNow;
 use super::layout::{FLAG_PINNED, KIND_STR};
 use super::shard::Encoded;
-use crate::rwlock::Outcome;
-use crate::rwlock::state::{self, Change, Op};
+use crate::ground::rwstate::Outcome;
+use crate::ground::rwstate::{self, Change, Op};
 use crate::store::Result;
 
 const NS_PER_MS: u64 = 1_000_000;
@@ -36,14 +36,14 @@ impl ShmStore {
         });
         let now_ns = now.get();
         let (change, outcome) =
-            state::apply(version.map(|_| &stored[..]), op, now_ns / NS_PER_MS, 0)?;
+            rwstate::apply(version.map(|_| &stored[..]), op, now_ns / NS_PER_MS, 0)?;
         match change {
             Change::Keep => {}
             Change::Delete { .. } => {
                 g.del(hash, name, &mut now);
             }
             Change::Write { state, ttl, .. } => {
-                let bytes = state::encode(&state);
+                let bytes = rwstate::encode(&state);
                 let v = Encoded {
                     kind: KIND_STR,
                     flags: FLAG_PINNED,
@@ -75,7 +75,8 @@ impl ShmStore {
         let mut stored = Vec::new();
         let hit = self.get(name, &mut stored)?;
         let now_ns = self.clock.now_ns();
-        let (change, outcome) = state::apply(hit.map(|_| &stored[..]), op, now_ns / NS_PER_MS, 0)?;
+        let (change, outcome) =
+            rwstate::apply(hit.map(|_| &stored[..]), op, now_ns / NS_PER_MS, 0)?;
         std::thread::yield_now();
         match change {
             Change::Keep => {}
@@ -83,7 +84,7 @@ impl ShmStore {
                 self.del(name)?;
             }
             Change::Write { state, ttl, .. } => {
-                self.set(name, Value::Str(&state::encode(&state)), Some(ttl))?;
+                self.set(name, Value::Str(&rwstate::encode(&state)), Some(ttl))?;
             }
         }
         let version = self.get(name, &mut Vec::new())?.map_or(0, |h| h.version);

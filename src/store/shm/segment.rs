@@ -225,28 +225,6 @@ pub(super) fn in_use(path: &Path) -> Result<bool, ShmError> {
     Ok(!free)
 }
 
-/// Serialises the recovery of shard `shard`'s lock between processes (see
-/// `mutex::recover`): an exclusive lock on a byte of the segment file past the use byte,
-/// dropped when the returned guard goes (or the process dies).
-pub fn recovery_lock(seg: Segment, shard: usize) -> Result<RecoveryLock, ShmError> {
-    // A new open file description, not a dup: OFD locks belong to the description, and
-    // this process's use lock must not be turned into a write lock.
-    let path = format!("/proc/self/fd/{}", seg.fd);
-    let own = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| ShmError::Os("reopen the segment", e))?;
-    ofd::lock(&own, libc::F_WRLCK, 1 + shard as u64, true)
-        .map_err(|e| ShmError::Os("fcntl(F_OFD_SETLKW)", e))?;
-    Ok(RecoveryLock { _file: own })
-}
-
-/// Held while one process recovers a shard's lock.
-pub struct RecoveryLock {
-    _file: File,
-}
-
 /// Removes the segment at `path` if no process maps it: the operator's way to resize or
 /// reset a store. Returns whether there was one.
 pub fn remove_unused(path: &Path) -> Result<bool, ShmError> {

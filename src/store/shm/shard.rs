@@ -24,9 +24,9 @@ use super::constants::{ARENA_START, EVICTION_SAMPLE, GRANULE};
 use super::index::{self, Probe};
 use super::layout::*;
 use super::mutex::{self, Acquired, Segment};
+use super::ofd;
 use super::optimistic::{self, Found, Outcome, Request};
 use super::repair;
-use super::segment;
 use super::tally::Owed;
 use super::wait::WaitTable;
 
@@ -319,7 +319,7 @@ impl Shard {
                 Err(Err(e)) => return Err(e),
                 Err(Ok(stuck)) => stuck,
             };
-            let _only_us = segment::recovery_lock(self.seg, self.index)?;
+            let _only_us = ofd::recovery_lock(self.seg.fd, self.index)?;
             let header = self.header;
             // SAFETY: `m` is in the live mapping and we hold the recovery lock. The closure
             // runs only while nobody holds the mutex (it is being made afresh), so its

@@ -3,6 +3,22 @@
 //!
 //! A frame is `[length u32 BE][body]`. Numbers are big-endian, byte strings are
 //! `[length u32][bytes]`, and a TTL is milliseconds with `u64::MAX` for "none".
+//!
+//! This module and the ones below it are what the gossip cluster's node
+//! (`crate::cluster`) and its client (`store::cluster`, the `cluster://` store) share,
+//! below both so that neither imports the other:
+//!
+//! - `entry`     an entry as the cluster stores it (the owner's stamp, then the value)
+//! - `peercred`  who is on the other end of a unix socket
+//! - `paths`     where a host store's cluster segment and node socket are
+//!
+//! The client reads the cluster segment itself, so this floor stands on `store::shm`.
+
+pub mod entry;
+pub mod paths;
+pub mod peercred;
+
+pub use paths::{segment_options, socket_path};
 
 use std::io::{self, Read, Write};
 use std::time::Duration;
@@ -115,7 +131,7 @@ pub enum Op {
     /// A read/write-lock operation, decided by the key's owner (`crate::rwlock`).
     RwLock {
         key: Vec<u8>,
-        op: crate::rwlock::Op,
+        op: crate::ground::rwstate::Op,
     },
 }
 
@@ -146,7 +162,7 @@ pub enum Response {
     Members(Vec<String>),
     Done,
     Failed(Failure, String),
-    RwLock(crate::rwlock::Outcome),
+    RwLock(crate::ground::rwstate::Outcome),
 }
 
 impl Op {
@@ -195,8 +211,8 @@ impl Out {
     fn entry(&mut self, e: &Entry) -> &mut Self {
         self.bytes(&e.stored).ttl(e.ttl)
     }
-    fn rw_op(&mut self, op: &crate::rwlock::Op) -> &mut Self {
-        use crate::rwlock::{Mode, Op};
+    fn rw_op(&mut self, op: &crate::ground::rwstate::Op) -> &mut Self {
+        use crate::ground::rwstate::{Mode, Op};
         match op {
             Op::Acquire { mode, token, ttl } => {
                 let tag = if *mode == Mode::Read { 1 } else { 2 };
@@ -207,8 +223,8 @@ impl Out {
             Op::Probe { token } => self.u8(5).bytes(token),
         }
     }
-    fn rw_outcome(&mut self, outcome: &crate::rwlock::Outcome) -> &mut Self {
-        use crate::rwlock::{Mode, Outcome};
+    fn rw_outcome(&mut self, outcome: &crate::ground::rwstate::Outcome) -> &mut Self {
+        use crate::ground::rwstate::{Mode, Outcome};
         match outcome {
             Outcome::Acquired { fence } => self.u8(1).u64(*fence),
             Outcome::Busy { left, version } => self.u8(2).ttl(Some(*left)).u64(*version),
@@ -253,11 +269,11 @@ impl In<'_> {
             ttl: self.ttl()?,
         })
     }
-    fn token(&mut self) -> Option<crate::lock::Token> {
+    fn token(&mut self) -> Option<crate::ground::Token> {
         self.bytes()?.try_into().ok()
     }
-    fn rw_op(&mut self) -> Option<crate::rwlock::Op> {
-        use crate::rwlock::{Mode, Op};
+    fn rw_op(&mut self) -> Option<crate::ground::rwstate::Op> {
+        use crate::ground::rwstate::{Mode, Op};
         Some(match self.u8()? {
             tag @ (1 | 2) => Op::Acquire {
                 mode: if tag == 1 { Mode::Read } else { Mode::Write },
@@ -277,8 +293,8 @@ impl In<'_> {
             _ => return None,
         })
     }
-    fn rw_outcome(&mut self) -> Option<crate::rwlock::Outcome> {
-        use crate::rwlock::{Mode, Outcome};
+    fn rw_outcome(&mut self) -> Option<crate::ground::rwstate::Outcome> {
+        use crate::ground::rwstate::{Mode, Outcome};
         Some(match self.u8()? {
             1 => Outcome::Acquired { fence: self.u64()? },
             2 => Outcome::Busy {
@@ -641,15 +657,15 @@ mod tests {
             Op::Stats,
             Op::RwLock {
                 key: b"k".to_vec(),
-                op: crate::rwlock::Op::Acquire {
-                    mode: crate::rwlock::Mode::Read,
+                op: crate::ground::rwstate::Op::Acquire {
+                    mode: crate::ground::rwstate::Mode::Read,
                     token: [b'a'; 32],
                     ttl: Duration::from_millis(700),
                 },
             },
             Op::RwLock {
                 key: b"k".to_vec(),
-                op: crate::rwlock::Op::Release { token: [b'b'; 32] },
+                op: crate::ground::rwstate::Op::Release { token: [b'b'; 32] },
             },
         ];
         for op in ops {
@@ -661,12 +677,12 @@ mod tests {
             Response::Fence(Some(42)),
             Response::Members(vec!["a".into(), "b".into()]),
             Response::Failed(Failure::NotOwner, "moved".into()),
-            Response::RwLock(crate::rwlock::Outcome::Busy {
+            Response::RwLock(crate::ground::rwstate::Outcome::Busy {
                 left: Duration::from_millis(30),
                 version: 7,
             }),
-            Response::RwLock(crate::rwlock::Outcome::Holds(Some(
-                crate::rwlock::Mode::Write,
+            Response::RwLock(crate::ground::rwstate::Outcome::Holds(Some(
+                crate::ground::rwstate::Mode::Write,
             ))),
             Response::Entry(Some(Entry {
                 stored: b"x".to_vec(),

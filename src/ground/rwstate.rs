@@ -28,7 +28,7 @@
 
 use std::time::Duration;
 
-use crate::lock::Token;
+use super::token::Token;
 
 /// How a lock is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,22 @@
+//! The ground floor: the vocabulary every store, backend and algorithm above speaks, and
+//! nothing else. No file here names a module outside `ground` (`tests/layers.rs` checks
+//! it), so a backend, the cluster or the PHP layer can change without this moving.
+//!
+//! - `values`   what a store holds and answers: `Value`, `Fetched`, `Hit`, `KeyTtl`, …
+//! - `stats`    a store's counters
+//! - `error`    `StoreError` and `Result`, backends' own errors carried as sources
+//! - `dsn`      the DSNs that name a store, parsed
+//! - `token`    a lock holder's token
+//! - `rwstate`  the read/write lock's state machine, a pure function every backend runs
+
+pub mod dsn;
+pub mod error;
+pub mod rwstate;
+pub mod stats;
+pub mod token;
+pub mod values;
+
+pub use error::{BoxedError, Result, StoreError};
+pub use stats::{Event, ShardFill, Stats};
+pub use token::{Token, new_token};
+pub use values::{Fetched, Hit, KeyTtl, Retention, ScanEntry, SetNx, Value};
