@@ -138,3 +138,15 @@ stop_mariadb() {
     for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
     kill -9 "$pid" 2>/dev/null
 }
+# add_deb_src: the deb-src entries `apt-get source` needs (session-suite.sh,
+# symfony-cache-suite.sh), derived from the system's Debian entries.
+add_deb_src() {
+    local f out=/etc/apt/sources.list.d/ephpm-deb-src
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ "$f" != "$out.sources" ] && grep -qs '^URIs:.*debian' "$f" &&
+            { sed 's/^Types: deb$/Types: deb-src/' "$f"; echo; }
+    done > "$out.tmp"
+    mv "$out.tmp" "$out.sources"
+    [ -f /etc/apt/sources.list ] &&
+        sed -n 's/^deb \(.*debian.*\)/deb-src \1/p' /etc/apt/sources.list > "$out.list"
+}

@@ -56,17 +56,6 @@ rfc1867_sid_only_cookie_2 upload progress, written before the handler object is 
 rfc1867_sid_post upload progress, written before the handler object is installed
 "
 
-# The deb-src entries apt-get source needs, derived from the system's Debian entries.
-add_deb_src() {
-    local f out=/etc/apt/sources.list.d/ephpm-deb-src
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ "$f" != "$out.sources" ] && grep -qs '^URIs:.*debian' "$f" &&
-            { sed 's/^Types: deb$/Types: deb-src/' "$f"; echo; }
-    done > "$out.tmp"
-    mv "$out.tmp" "$out.sources"
-    [ -f /etc/apt/sources.list ] &&
-        sed -n 's/^deb \(.*debian.*\)/deb-src \1/p' /etc/apt/sources.list > "$out.list"
-}
 
 # Fetches php8.2's source package (the installed version, else the newest the mirror
 # serves) and keeps its ext/session/tests (and the cgi include one test's SKIPIF needs).

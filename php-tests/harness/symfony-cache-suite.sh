@@ -45,18 +45,6 @@ fetch_tests() {
     echo "$version" > "$cache/VERSION"
     rm -rf "$work"
 }
-# The deb-src entries apt-get source needs, derived from the system's Debian entries
-# (as session-suite.sh adds them).
-add_deb_src() {
-    local f out=/etc/apt/sources.list.d/ephpm-deb-src
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ "$f" != "$out.sources" ] && grep -qs '^URIs:.*debian' "$f" &&
-            { sed 's/^Types: deb$/Types: deb-src/' "$f"; echo; }
-    done > "$out.tmp"
-    mv "$out.tmp" "$out.sources"
-    [ -f /etc/apt/sources.list ] &&
-        sed -n 's/^deb \(.*debian.*\)/deb-src \1/p' /etc/apt/sources.list > "$out.list"
-}
 
 if [ ! -f "$cache/VERSION" ]; then
     if [ "$(id -u)" != 0 ]; then
