@@ -77,7 +77,7 @@ fn the_cli_sees_a_live_store_and_removes_it_only_when_unused() {
 
     let stores = ephpm(&dir, &["stores"]);
     assert_eq!(stores.status.code(), Some(0));
-    assert_eq!(row(&stores, "t").as_deref(), Some("store 16777216 yes 3"));
+    assert_eq!(row(&stores, "t").as_deref(), Some("store 16777216 yes 1 3"));
 
     let keys = stdout(&ephpm(&dir, &["keys", "user:"]));
     let names: Vec<_> = keys
@@ -100,7 +100,7 @@ fn the_cli_sees_a_live_store_and_removes_it_only_when_unused() {
     close(store);
     assert_eq!(
         row(&ephpm(&dir, &["stores"]), "t").as_deref(),
-        Some("store 16777216 no 3")
+        Some("store 16777216 no 0 3")
     );
     let removed = ephpm(&dir, &["rm-store", "t"]);
     assert_eq!(removed.status.code(), Some(0), "{removed:?}");
@@ -122,7 +122,7 @@ fn looking_creates_nothing_and_a_foreign_file_has_no_count() {
     let stray = store.path().with_file_name("stray");
     std::fs::write(&stray, vec![0u8; 8192]).expect("write");
     let stores = ephpm(&dir, &["stores"]);
-    assert_eq!(row(&stores, "stray").as_deref(), Some("store 8192 no ?"));
+    assert_eq!(row(&stores, "stray").as_deref(), Some("store 8192 no 0 ?"));
 }
 
 /// An OSC 52 escape: a terminal that obeys it puts "hi" on the clipboard.
@@ -263,7 +263,7 @@ fn a_truncated_segment_is_listed_as_such() {
     let stores = ephpm(&dir, &["stores"]);
     assert_eq!(
         row(&stores, "t").as_deref(),
-        Some("store 4096 no truncated")
+        Some("store 4096 no 0 truncated")
     );
     let json = stdout(&ephpm(&dir, &["--json", "stores"]));
     assert!(
