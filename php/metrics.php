@@ -18,4 +18,4 @@ if (Access::configured(__DIR__ . '/status.conf.php')->refuse()) {
     return;
 }
 header('Content-Type: ' . Metrics::CONTENT_TYPE);
-echo (new Metrics())->render(Snapshot::ofConfiguredStore());
+echo (new Metrics())->render(Snapshot::configured());

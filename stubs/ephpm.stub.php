@@ -214,11 +214,33 @@ namespace Ephpm {
          * `age_seconds` (since the segment was made, Redis: its uptime; 0 unknown),
          * `max_item_size` (bytes), `lock_waits`, `lock_timeouts`, `stampedes_avoided`,
          * `full_refusals` (writes refused for want of room), `shard_fill` (each shard's
-         * [used, size, entries]; empty on Redis);
+         * [used, size, entries]; empty on Redis), `not_counted` (the names above this
+         * backend does not count, whose 0 is no figure: on Redis the evictions by class,
+         * `repairs`, `resets`, `shards_locked`; `memory_size` 0 on Redis is "no
+         * `maxmemory`");
          * and for a host store (shm://) `resp_server`: how its Redis-protocol server
          * (ephpm-resp) is doing, e.g. "serving, 3 clients, 1200 commands" or "not running".
          */
         public function stats(): array {}
+
+        /**
+         * The members of a `cluster://` store's fleet, as this host's node sees them, one
+         * array each, sorted by `id`: `id`, `state` ("alive", "suspect": the failure
+         * detector still counts it live but its heartbeat has not moved for three gossip
+         * intervals, at least 500 ms; "dead": the detector gave up on it), `this_node` (bool),
+         * `last_heard_ms` (since its heartbeat last moved; null for this node),
+         * `keys` and `share` (of the keys this host holds, how many it owns, and that as
+         * a fraction from 0 to 1), `copies_pending` and `copies_dropped` (copies of
+         * writes from this node to it on their way, and those that never landed),
+         * `clock_skew_ms` (its clock minus this node's, from its gossip; null when
+         * unknown), `versions` (the data-plane versions it speaks) and `version` (the
+         * one this node speaks with it; null when none). The same as `ephpm cluster
+         * --json`'s `members`.
+         *
+         * @return array[] the members; `[]` on a store that is no cluster (shm://, Redis).
+         * @throws StoreUnavailable when the host's node does not answer.
+         */
+        public function members(): array {}
     }
 
     /**

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use common::cluster::{SECRET, TestNode, dump_logs, free_data_addr, wait_for_members};
 use common::{TestDir, child};
-use ephpm::cluster::crypto::session::MAGIC;
+use ephpm::cluster::crypto::session::magic;
 use ephpm::cluster::keyring::Keyring;
 use ephpm::cluster::peers::Peers;
 use ephpm::cluster::placement::Members;
@@ -192,7 +192,7 @@ fn recorded_frames_replayed_execute_nothing_twice_and_are_counted() {
     let rt = runtime();
     let peers = Peers::new(std::sync::Arc::new(Keyring::new(&secrets())));
     let ask =
-        |op: Op| rt.block_on(peers.ask(proxy.addr, Route::Owner, &op, Duration::from_secs(3)));
+        |op: Op| rt.block_on(peers.ask((proxy.addr, 2), Route::Owner, &op, Duration::from_secs(3)));
     let incr = || Op::IncrBy {
         key: counter.clone(),
         by: 1,
@@ -393,7 +393,7 @@ fn a_connection_flood_under_ulimit_128_ends_and_the_node_serves_again() {
                 by: 1,
                 ttl: None,
             };
-            let r = rt.block_on(peers.ask(a_data, Route::Owner, &op, Duration::from_secs(2)));
+            let r = rt.block_on(peers.ask((a_data, 2), Route::Owner, &op, Duration::from_secs(2)));
             matches!(r, Ok(Response::Int(_))).then_some(())
         },
     );
@@ -416,7 +416,7 @@ fn length_prefixes_of_48_mib_before_authentication_allocate_nothing() {
                 let mut c = TcpStream::connect(a_data).unwrap();
                 c.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
                 if i % 2 == 1 {
-                    let mut hello = MAGIC.to_vec();
+                    let mut hello = magic(2).to_vec();
                     hello.extend_from_slice(&[7u8; 32]);
                     let _ = c.write_all(&hello);
                 }

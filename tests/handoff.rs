@@ -266,7 +266,7 @@ fn a_batch_never_undoes_a_newer_write_or_a_delete_and_a_bad_one_is_refused() {
         .build()
         .unwrap();
     let peers = Peers::new(Arc::new(Keyring::new(&[SECRET.as_bytes().to_vec()])));
-    let ask = |op: &Op| rt.block_on(peers.ask(data, Route::Here, op, Duration::from_secs(5)));
+    let ask = |op: &Op| rt.block_on(peers.ask((data, 2), Route::Here, op, Duration::from_secs(5)));
     assert_eq!(ask(&batch), Ok(Response::Done));
     let string = |k: &[u8]| {
         let mut out = Vec::new();
@@ -297,7 +297,7 @@ fn a_batch_never_undoes_a_newer_write_or_a_delete_and_a_bad_one_is_refused() {
     claim.extend_from_slice(&[0; 64]);
     let answered = rt.block_on(async {
         let mut conn = tokio::net::TcpStream::connect(data).await.unwrap();
-        let mut session = session::initiate(&mut conn, &[SECRET.as_bytes().to_vec()])
+        let mut session = session::initiate(&mut conn, &[SECRET.as_bytes().to_vec()], 2)
             .await
             .unwrap();
         wire::write_frame_async(&mut conn, &session.seal(&claim))

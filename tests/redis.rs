@@ -635,3 +635,25 @@ fn a_lock_taken_with_its_data_and_data_written_only_under_the_lock() {
     assert!(failed.is_err(), "{failed:?}");
     assert!(store.lock_acquire(b"lock2", &b, ttl).unwrap().is_some());
 }
+
+/// What an operator reads of a Redis store: its server's figures (used memory, no
+/// `maxmemory` as a size of 0, its keys, its uptime), and the counters it does not have
+/// named as such, by the names `Stats::named` gives them, so that their 0 is never shown
+/// as a figure.
+#[test]
+fn stats_show_the_servers_figures_and_name_what_redis_does_not_count() {
+    let server = RedisServer::start();
+    let store = open(&server.unix_dsn(""));
+    store.set(b"k", Value::Int(1), None).unwrap();
+    let st = store.stats().unwrap();
+    assert_eq!(st.memory_size, 0, "the test server has no maxmemory");
+    assert!(st.memory_used > 0);
+    assert!(st.entries >= 1);
+    let names: Vec<&str> = st.named().iter().map(|(n, _)| *n).collect();
+    let not_counted = store.not_counted();
+    assert!(not_counted.contains(&"evictions_cache") && not_counted.contains(&"repairs"));
+    for n in not_counted {
+        assert!(names.contains(n), "{n} is not a name of Stats::named");
+    }
+    assert!(!not_counted.contains(&"hits") && !not_counted.contains(&"evictions"));
+}

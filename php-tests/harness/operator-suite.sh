@@ -7,7 +7,15 @@
 # allowlist or the password, off with a 500 for an allowlist entry that is not exactly
 # an address or CIDR block, never framed), and the metrics endpoint parsed by Python's
 # prometheus_client (installed into target/pyenv if missing) with the same numbers, and
-# key prefixes that are not UTF-8 or carry escapes as valid labels.
+# key prefixes that are not UTF-8 or carry escapes as valid labels. Issue 27 item 9 and
+# 10: the page's time base, rates since the previous look, ephpm.* settings (a secret
+# never shown), per-shard bars, largest entries, the key browser (find by prefix, keys
+# with NUL bytes shown escaped, deleted exactly by a POST with the page's token and by
+# nothing else: GET, no token, a wrong one, another site, another address, another
+# store's token), ?refresh=N bounded; two stores on one page (this host's and a
+# redis-server of the suite's own on a unix socket) with Redis' own figures and "not
+# counted" for what it has not; the metrics' store label on every series, ephpm_up per
+# store (0 for one that cannot be reached), and lock-wait counters that move on both.
 #   php-tests/harness/operator-suite.sh path/to/ephpm.so
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,6 +30,7 @@ other=ephpm-test-operator
 pids=()
 cleanup() {
     touch "$tmp/stop"
+    [ -f "$tmp/redis.pid" ] && kill "$(cat "$tmp/redis.pid")" 2>/dev/null
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
     rm -rf "$tmp" "$shm/$store"
     if id "$other" >/dev/null 2>&1; then
@@ -79,8 +88,9 @@ check "stores: owner, name, kind, size, in use, processes (the holder), entries"
 check "stores --json: the same" "root store 16777216 true 1 $entries $shm/$store" \
     "$(cli --json stores | jq -r --arg s "$store" '.[] | select(.name == $s) | "\(.owner) \(.kind) \(.size) \(.in_use) \(.processes) \(.entries) \(.path)"')"
 
-check "stats --json is Kv::stats()" "$(jq -S . <<<"$stats")" "$(cli --json stats | jq -S .)"
-check "stats: the same numbers as text" "$(jq -r 'to_entries[] | select(.key != "shard_fill") | "\(.key) \(.value)"' <<<"$stats")" \
+# Kv::stats()'s not_counted (what the backend does not count) is for the status page.
+check "stats --json is Kv::stats()" "$(jq -S 'del(.not_counted)' <<<"$stats")" "$(cli --json stats | jq -S .)"
+check "stats: the same numbers as text" "$(jq -r 'to_entries[] | select(.key != "shard_fill" and .key != "not_counted") | "\(.key) \(.value)"' <<<"$stats")" \
     "$(cli stats | sed 's/  */ /' | grep -v '^shard_fill ')"
 check "stats: each shard's fill as text" "$(jq -r '[.shard_fill[] | "\(.[0] * 1000 / .[1] | round / 10)"] | length' <<<"$stats") shards" \
     "$(cli stats | sed -n 's/^shard_fill *//p' | wc -w) shards"
@@ -146,6 +156,7 @@ fpm=$(command -v php-fpm8.2 || command -v php-fpm)
 if [ -z "$fpm" ] || ! command -v nginx >/dev/null || ! command -v chromium >/dev/null || ! command -v cgi-fcgi >/dev/null; then
     skip "php-fpm, nginx, cgi-fcgi or chromium is missing: the status page and metrics are not tested"
 else
+    start_redis "$tmp"   # the second store of the multi-store page, stopped in cleanup
     # Refill what the flushes emptied, so that the page has prefixes to show.
     php_ '$kv = new Ephpm\Kv(); for ($i = 0; $i < 5; $i++) { $kv->set("page:$i", str_repeat("x", 100)); } $kv->set("user:1", "bob"); $kv->get("user:1");'
     {
@@ -156,13 +167,14 @@ else
             [ "$pool" = pw ] && echo "env[EPHPM_STATUS_PASSWORD] = s3cret"
         done
     } >"$tmp/fpm.conf"
-    "$fpm" "${ini[@]}" -y "$tmp/fpm.conf" -R -F &
+    # A cluster secret in php-fpm's settings: the page says it is set, never shows it.
+    "$fpm" "${ini[@]}" -d ephpm.cluster.secret=hunter2-secret-0123456789 -y "$tmp/fpm.conf" -R -F &
     pids+=($!)
     port=$((20000 + RANDOM % 20000))
     mkdir "$tmp/nginx"
-    location() { # location URL SCRIPT POOL
-        printf 'location = %s { include /etc/nginx/fastcgi_params; fastcgi_param SCRIPT_FILENAME %s/php/%s; fastcgi_pass unix:%s/%s.sock; }\n' \
-            "$1" "$root" "$2" "$tmp" "$3"
+    location() { # location URL SCRIPT POOL [STORES]: STORES, the EPHPM_STATUS_DSN list, on the pool off
+        printf 'location = %s { include /etc/nginx/fastcgi_params; fastcgi_param SCRIPT_FILENAME %s/php/%s; %sfastcgi_pass unix:%s/%s.sock; }\n' \
+            "$1" "$root" "$2" "${4:+fastcgi_param EPHPM_STATUS_DSN \"$4\"; fastcgi_param EPHPM_STATUS_ALLOW 127.0.0.1; }" "$tmp" "$3"
     }
     cat >"$tmp/nginx.conf" <<CONF
 daemon off; master_process off; user root; pid $tmp/nginx.pid; error_log $tmp/nginx.err;
@@ -177,6 +189,9 @@ http {
     $(location /metrics.php metrics.php on)
     $(location /off/status.php status.php off)
     $(location /off/metrics.php metrics.php off)
+    $(location /multi/status.php status.php off "shm://$store unix://$tmp/redis.sock")
+    $(location /multi/metrics.php metrics.php off "shm://$store unix://$tmp/redis.sock")
+    $(location /down/metrics.php metrics.php off "unix://$tmp/nothere.sock shm://$store")
   }
 }
 CONF
@@ -234,31 +249,51 @@ CONF
     chrome=(chromium --headless=new --no-sandbox --disable-gpu --user-data-dir="$tmp/chrome" --enable-logging=stderr --v=0)
     "${chrome[@]}" --dump-dom "$url/status.php" >"$tmp/dom.html" 2>"$tmp/chrome.log"
     stats=$(kvstats)
-    python3 - "$tmp/dom.html" >"$tmp/dom.txt" <<'PY'
+    cat >"$tmp/dom.py" <<'PY'
 import html.parser, sys
 class P(html.parser.HTMLParser):
-    """data-metric values: "NAME", or "prefix P NAME" / "L NAME" inside a prefix's or a lock's row."""
+    """One line per figure, "sN:KEY=VALUE" for the Nth store's (and "KEY=VALUE" too for the
+    first store's and the page's own): KEY is a data-metric, "prefix P NAME" / "L NAME" /
+    "ini NAME ini" inside a prefix's, a lock's or a setting's row, METRIC.delta and
+    METRIC.seconds for a rate's increase and its basis' seconds; "shard I" (used size
+    entries), "largest I" (the key as shown), "key HEX" (the key as shown), "token" (the
+    key browser's form), "meta-refresh" (the refresh header's content), "link NAME"."""
     def __init__(self):
-        super().__init__(); self.rows = []; self.out = {}; self.text = None
+        super().__init__(); self.rows = []; self.out = {}; self.text = None; self.store = 0
+    def put(self, key, value):
+        self.out.setdefault(f"s{self.store}:{key}", value)
+        if self.store == 0: self.out.setdefault(key, value)
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        if "data-store-index" in a: self.store = int(a["data-store-index"])
+        if tag == "meta" and a.get("http-equiv") == "refresh": self.put("meta-refresh", a["content"])
+        if tag == "a" and "data-link" in a: self.put("link " + a["data-link"], a["href"])
+        if tag == "input" and a.get("name") == "token": self.put("token", a["value"])
+        if "data-shard" in a: self.put("shard " + a["data-shard"], f"{a['data-used']} {a['data-size']} {a['data-entries']}")
         if tag == "tr":
             self.rows.append(f"prefix {a['data-prefix']} " if "data-prefix" in a
-                             else f"{a['data-lock']} " if "data-lock" in a else "")
+                             else f"{a['data-lock']} " if "data-lock" in a
+                             else f"ini {a['data-ini']} " if "data-ini" in a
+                             else f"largest {a['data-largest']}" if "data-largest" in a
+                             else f"key {a['data-key']}" if "data-key" in a else "")
+        if tag == "td" and a.get("class") == "key" and self.rows: self.text = self.rows[-1]
         m = a.get("data-metric")
         if m:
             key = (self.rows[-1] if self.rows else "") + m
             if "data-value" in a:
-                self.out.setdefault(key, a["data-value"])
+                self.put(key, a["data-value"])
+                if "data-delta" in a: self.put(key + ".delta", a["data-delta"])
+                if "data-seconds" in a: self.put(key + ".seconds", a["data-seconds"])
             else:
                 self.text = key
     def handle_endtag(self, tag):
         if tag == "tr" and self.rows: self.rows.pop()
     def handle_data(self, d):
-        if self.text: self.out.setdefault(self.text, d); self.text = None
+        if self.text: self.put(self.text, d); self.text = None
 p = P(); p.feed(open(sys.argv[1]).read())
 for k, v in p.out.items(): print(f"{k}={v}")
 PY
+    python3 "$tmp/dom.py" "$tmp/dom.html" >"$tmp/dom.txt"
     dom() { sed -n "s/^$1=//p" "$tmp/dom.txt" | head -1; }
     want=""; got=""
     for m in memory_size memory_used memory_free entries hits misses evictions expirations repairs resets shards; do
@@ -274,6 +309,109 @@ PY
         "$(awk -v r="$(dom hit_rate)" 'BEGIN { if (r == "") print "\"none\""; else printf "%d", r * 1000000 + 0.5 }')"
     check "no console error while Chromium loads the page" "" \
         "$(grep -iE 'uncaught|console|refused to|failed to load|err_' "$tmp/chrome.log" | head -3)"
+
+    # --- issue 27 item 9: what an operator runs a host on ---------------------------
+    page() { # page URL: Chromium's DOM of it, parsed into $tmp/dom.txt (see dom.py)
+        "${chrome[@]}" --dump-dom "$1" >"$tmp/dom.html" 2>>"$tmp/chrome.log"
+        python3 "$tmp/dom.py" "$tmp/dom.html" >"$tmp/dom.txt"
+    }
+    after=$(kvstats)
+    check "time base: the store's age, no more than Kv::stats() says after the page" yes \
+        "$([ -n "$(dom age_seconds)" ] && [ "$(dom age_seconds)" -le "$(jq .age_seconds <<<"$after")" ] && echo yes)"
+    check "the largest item a write can store is Kv::stats()'s" "$(jq .max_item_size <<<"$after")" "$(dom max_item_size)"
+    check "a first look's rates are averages since the store began counting" start "$(dom rate_basis)"
+    check "one bar per shard, each shard's used, size and entries as Kv::stats()'s shard_fill" \
+        "$(jq -r '.shard_fill | to_entries[] | "shard \(.key)=\(.value | map(tostring) | join(" "))"' <<<"$after" | paste -sd'|')" \
+        "$(grep '^shard ' "$tmp/dom.txt" | paste -sd'|')"
+    check "the ephpm.* settings in effect: store_name, shm_size; the cluster secret said set, never shown" \
+        "$store 16M (set) 0" \
+        "$(dom "ini ephpm.store_name ini") $(dom "ini ephpm.shm_size ini") $(dom "ini ephpm.cluster.secret ini") $(grep -c 'hunter2-secret' "$tmp/dom.html")"
+
+    # Rates since the previous look: the page's own link carries its counters; 7 gets later
+    # the next page says +7 hits, over the seconds between the two looks.
+    next=$(dom "link measure" | sed 's/&amp;/\&/g')
+    # (stats() in the reading process: its lock-free reads reach the shared counters when
+    # it next holds their shard's lock, src/store/shm/tally.rs.)
+    php_ '$kv = new Ephpm\Kv(); for ($i = 0; $i < 7; $i++) { $kv->get("page:1"); } $kv->stats();'
+    page "$url/status.php$next"
+    check "rates since the previous look: basis, +7 hits, hits/s x seconds = 7" "previous 7 7" \
+        "$(dom rate_basis) $(dom hits_per_second.delta) $(awk -v r="$(dom hits_per_second)" -v s="$(dom rate_basis.seconds)" 'BEGIN { printf "%d", r * s + 0.5 }')"
+
+    # Largest entries and the key browser, with keys Symfony's tags write (NUL and control
+    # bytes) and markup.
+    php_ '$kv = new Ephpm\Kv(); $kv->set("big:blob", str_repeat("z", 3000)); $kv->set("tag\0\x01:t", "<b>1</b>", 300); $kv->set("tag\0\x02:t", 2); $kv->set("tag<i>:x", 3);'
+    page "$url/status.php"
+    check "the largest entry first, with its size" "big:blob 3000" "$(dom "largest 0") $(dom "largest 0size")"
+    page "$url/status.php?store=0&find=tag"
+    hex1=$(printf 'tag\0\001:t' | xxd -p); hex2=$(printf 'tag\0\002:t' | xxd -p)
+    check "find by prefix: the three tag keys, escaped, never raw, addressed in hex" \
+        "key $hex1=tag\\x00\\x01:t|key $hex2=tag\\x00\\x02:t|key $(printf 'tag<i>:x' | xxd -p)=tag<i>:x|3 0 0" \
+        "$(grep '^key [0-9a-f]*=' "$tmp/dom.txt" | paste -sd'|')|$(dom found) $(grep -c '<i>' "$tmp/dom.html") $(tr -d '\n' <"$tmp/dom.html" | grep -c '[[:cntrl:]]')"
+    row=$(tr -d '\n' <"$tmp/dom.html" | grep -oE "data-key=\"$hex1\">.{0,400}" | head -1)
+    check "a key's TTL and size in the browser" "yes 8" \
+        "$(grep -qE '</td><td>(29[0-9]|300)\.[0-9] s</td>' <<<"$row" && echo yes) $(grep -oE 'data-metric="size" data-value="[0-9]+"' <<<"$row" | head -1 | tr -dc 0-9)"
+    token=$(dom token)
+    exists() { php "${ini[@]}" -r 'echo (new Ephpm\Kv())->has(hex2bin($argv[1])) ? "kept" : "gone";' "$1"; }
+    post() { # post QUERY BODY [CURL ARGS...] -> the status code
+        curl -s -o "$tmp/post.out" -w '%{http_code}' -X POST --data "$2" "${@:3}" "$url/status.php?$1"
+    }
+    check "GET with a key and a good token deletes nothing (the page)" "200 kept" \
+        "$(curl -s -o /dev/null -w '%{http_code}' "$url/status.php?store=0&find=tag&key=$hex1&token=$token") $(exists "$hex1")"
+    check "POST without a token: 403, deletes nothing" "403 kept" "$(post 'store=0&find=tag' "key=$hex1") $(exists "$hex1")"
+    check "POST with a wrong token: 403, deletes nothing" "403 kept" \
+        "$(post 'store=0&find=tag' "key=$hex1&token=${token%?}$([ "${token: -1}" = 0 ] && echo 1 || echo 0)") $(exists "$hex1")"
+    check "POST with the good token from another site (Origin): 403, deletes nothing" "403 kept" \
+        "$(post 'store=0&find=tag' "key=$hex1&token=$token" -H 'Origin: http://evil.example') $(exists "$hex1")"
+    check "POST with the good token, from an address the allowlist refuses: 403, deletes nothing" "403 kept" \
+        "$(env SCRIPT_FILENAME="$root/php/status.php" SCRIPT_NAME=/status.php REQUEST_METHOD=POST QUERY_STRING='store=0&find=tag' REMOTE_ADDR=10.9.9.9 \
+            CONTENT_TYPE=application/x-www-form-urlencoded CONTENT_LENGTH=$((${#hex1} + ${#token} + 11)) \
+            cgi-fcgi -bind -connect "$tmp/on.sock" <<<"key=$hex1&token=$token" 2>/dev/null | sed -n 's/^Status: \([0-9]*\).*/\1/p') $(exists "$hex1")"
+    check "POST with the good token: 303 back to the list, that key gone, its neighbour kept" "303 gone kept" \
+        "$(post 'store=0&find=tag' "key=$hex1&token=$token") $(exists "$hex1") $(exists "$hex2")"
+    page "$url/status.php?$(sed -n 's/^Location: ?\(.*\)\r$/\1/p' <(curl -s -D - -o /dev/null -X POST --data "key=$hex2&token=$token" "$url/status.php?store=0&find=tag"))"
+    check "the page it goes back to says what was deleted, escaped" "1 tag\\x00\\x02:t was deleted. 1" \
+        "$(dom deleted) $(sed -n 's/.*data-metric="deleted" data-value="1">\([^<]*\)<.*/\1/p' "$tmp/dom.html") $(dom found)"
+    curl -s -D "$tmp/head" -o /dev/null "$url/status.php"
+    check "the page's CSP lets its forms post to itself only" yes "$(grep -qi "^Content-Security-Policy:.*form-action 'self'" "$tmp/head" && echo yes)"
+
+    # Auto-refresh, bounded.
+    for r in "1 2" "30 30" "999999 3600"; do
+        page "$url/status.php?refresh=${r% *}"
+        check "?refresh=${r% *}: refreshed every ${r#* } s, the reload keeps it and carries this look" "${r#* } yes ${r#* }" \
+            "$(dom refresh) $(dom meta-refresh | grep -q "^${r#* }; url=?refresh=${r#* }&amp;since=\|^${r#* }; url=?refresh=${r#* }&since=" && echo yes) $(dom meta-refresh | cut -d';' -f1)"
+    done
+    page "$url/status.php?refresh=soon"
+    check "?refresh=soon: no refresh" "|" "$(dom refresh)|$(dom meta-refresh)"
+
+    # Two stores on one page (EPHPM_STATUS_DSN, a list): this host's and a Redis server
+    # with no maxmemory, whose figures are the server's, and "not counted" what it has not.
+    rsock="$tmp/redis.sock"
+    php "${ini[@]}" -d ephpm.dsn="unix://$rsock" -r '$kv = new Ephpm\Kv(); $kv->set("r:1", str_repeat("r", 700)); $kv->set("tag\0\x03:r", 1); $kv->get("r:1"); $kv->get("r:none");'
+    page "$url/multi/status.php"
+    rinfo() { redis-cli -s "$rsock" info all | tr -d '\r' | sed -n "s/^$1://p"; }
+    check "two stores on one page, each named by its DSN" "2 shm://$store unix://$rsock" \
+        "$(dom stores) $(sed -n 's/.*data-store-index="0" data-store="\([^"]*\)".*/\1/p' "$tmp/dom.html") $(sed -n 's/.*data-store-index="1" data-store="\([^"]*\)".*/\1/p' "$tmp/dom.html")"
+    check "the first store's entries are Kv::stats()'s" "$(jq .entries <<<"$(kvstats)")" "$(dom s0:entries)"
+    check "Redis: its keys (DBSIZE), no maxmemory said as no limit, free memory not counted" \
+        "$(redis-cli -s "$rsock" dbsize) 0 no limit  not counted" \
+        "$(dom s1:entries) $(dom s1:memory_size) $(sed -n 's/.*data-store-index="1".*data-metric="memory_size" data-value="0">\([^<]*\)<.*/\1/p' "$tmp/dom.html" | head -1) $(dom s1:memory_free) $(tr -d '\n' <"$tmp/dom.html" | sed 's/.*data-store-index="1"//' | grep -o 'data-metric="memory_free" data-value="">[^<]*' | sed 's/.*>//')"
+    check "Redis: memory used is the server's (used_memory, within a MiB of it read after), uptime no more than its own" "yes yes" \
+        "$(awk -v a="$(dom s1:memory_used)" -v b="$(rinfo used_memory)" 'BEGIN { d = a - b; if (a > 0 && d < 1048576 && d > -1048576) print "yes" }') $([ "$(dom s1:age_seconds)" -le "$(rinfo uptime_in_seconds)" ] && echo yes)"
+    check "Redis: hits and misses are the server's, the largest item is proto-max-bulk-len" "yes $(redis-cli -s "$rsock" config get proto-max-bulk-len | tail -1)" \
+        "$([ "$(dom s1:hits)" -ge 1 ] && [ "$(dom s1:hits)" -le "$(rinfo keyspace_hits)" ] && [ "$(dom s1:misses)" -ge 1 ] && echo yes) $(dom s1:max_item_size)"
+    check "Redis: evictions by class, repairs, resets, shard locks, shard fill: not counted (no 0 shown)" "|||||| 1 servers (masters)" \
+        "$(dom s1:evictions_cache)|$(dom s1:evictions_session)|$(dom s1:repairs)|$(dom s1:resets)|$(dom s1:shards_locked)|$(dom s1:shard_fill)| $(dom s1:shards) $(tr -d '\n' <"$tmp/dom.html" | sed 's/.*data-store-index="1"//' | grep -o '<th>servers (masters)</th>' | sed 's/<[^>]*>//g')"
+    check "Redis: the largest entry among its keys" "r:1" "$(dom s1:"largest 0")"
+    page "$url/multi/status.php?store=1&find=tag"
+    rhex=$(printf 'tag\0\003:r' | xxd -p)
+    check "the key browser on the second store: its key, escaped" "key $rhex=tag\\x00\\x03:r" "$(grep '^s1:key [0-9a-f]*=' "$tmp/dom.txt" | sed 's/^s1://')"
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data "key=$rhex&token=$(dom s1:token)" "$url/multi/status.php?store=1&find=tag")
+    check "deleted there with its token: 303, gone from Redis" "303 gone" \
+        "$code $(php "${ini[@]}" -d ephpm.dsn="unix://$rsock" -r 'echo (new Ephpm\Kv())->has(hex2bin($argv[1])) ? "kept" : "gone";' "$rhex")"
+    rtoken=$(dom s1:token)
+    page "$url/multi/status.php?store=0&find=page"
+    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data "key=$(printf 'page:1' | xxd -p)&token=$rtoken" "$url/multi/status.php?store=0&find=page")
+    check "a token of one store's browser deletes nothing in another" "403 kept" "$code $(exists "$(printf 'page:1' | xxd -p)")"
     mkdir -p "$root/docs"
     "${chrome[@]}" --hide-scrollbars --window-size=1280,1000 --screenshot="$tmp/status-page.png" "$url/status.php" >/dev/null 2>&1
     check "the screenshot is a 1280x1000 PNG" "PNG image data, 1280 x 1000" "$(file -b "$tmp/status-page.png" | cut -d, -f1-2)"
@@ -309,22 +447,60 @@ for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
         print(f"{fam.type} {s.name}{{{labels}}} {value}")
 PY
         check "metrics parse with prometheus_client" 0 "$?"
-        metric() { sed -n "s/^$1 $2 //p" "$tmp/metrics.parsed"; }
+        sl="shm://$store"   # the store label of the pool's default store
+        metric() { awk -v k="$1 $2 " 'index($0, k) == 1 { print substr($0, length(k) + 1) }' "$tmp/metrics.parsed"; }
         want=$(jq -r '"\(.memory_size) \(.memory_used) \(.entries) \(.hits) \(.misses) \(.evictions) \(.expirations) \(.repairs) \(.resets) \(.shards)"' <<<"$stats")
-        got="$(metric gauge 'ephpm_memory_bytes{kind=size}') $(metric gauge 'ephpm_memory_bytes{kind=used}') $(metric gauge 'ephpm_entries{}')"
-        for c in hits misses evictions expirations repairs resets; do got+=" $(metric counter "ephpm_${c}_total{}")"; done
-        got+=" $(metric gauge 'ephpm_shards{}')"
+        got="$(metric gauge "ephpm_memory_bytes{kind=size,store=$sl}") $(metric gauge "ephpm_memory_bytes{kind=used,store=$sl}") $(metric gauge "ephpm_entries{store=$sl}")"
+        for c in hits misses evictions expirations repairs resets; do got+=" $(metric counter "ephpm_${c}_total{store=$sl}")"; done
+        got+=" $(metric gauge "ephpm_shards{store=$sl}")"
         check "metrics: every number is Kv::stats()'s (counters typed counter)" "$want" "$got"
-        got=""; for c in lock_waits lock_timeouts stampedes_avoided full_refusals; do got+="$(metric counter "ephpm_${c}_total{}") "; done
+        got=""; for c in lock_waits lock_timeouts stampedes_avoided full_refusals; do got+="$(metric counter "ephpm_${c}_total{store=$sl}") "; done
         check "metrics: lock waits, lock timeouts, stampedes avoided, store-full refusals are Kv::stats()'s" \
             "$(jq -r '"\(.lock_waits) \(.lock_timeouts) \(.stampedes_avoided) \(.full_refusals) "' <<<"$stats")" "$got"
         check "metrics: the store's age and maximum item size" "$(jq -r '"\(.max_item_size) yes"' <<<"$stats")" \
-            "$(metric gauge 'ephpm_max_item_size_bytes{}') $([ "$(metric gauge 'ephpm_age_seconds{}')" -ge 1 ] && echo yes)"
+            "$(metric gauge "ephpm_max_item_size_bytes{store=$sl}") $([ "$(metric gauge "ephpm_age_seconds{store=$sl}")" -ge 1 ] && echo yes)"
         check "metrics: locks held, sessions, entries of prefix page" "1 1 5" \
-            "$(metric gauge 'ephpm_locks_held{}') $(metric gauge 'ephpm_sessions{}') $(metric gauge 'ephpm_prefix_entries{prefix=page}')"
+            "$(metric gauge "ephpm_locks_held{store=$sl}") $(metric gauge "ephpm_sessions{store=$sl}") $(metric gauge "ephpm_prefix_entries{prefix=page,store=$sl}")"
         check "metrics: the scrape is UTF-8; hostile prefixes are series of their own, bytes as \\xNN, a backslash doubled" \
             "yes 1 1" \
-            "$(python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$tmp/metrics.txt" && echo yes) $(grep -cxF 'gauge ephpm_prefix_entries{prefix=evil\xff\xfe} 1' "$tmp/metrics.parsed") $(grep -cxF 'gauge ephpm_prefix_entries{prefix=ev"il\\x\x0a\x1b[2J} 1' "$tmp/metrics.parsed")"
+            "$(python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$tmp/metrics.txt" && echo yes) $(grep -cxF 'gauge ephpm_prefix_entries{prefix=evil\xff\xfe,store='"$sl"'} 1' "$tmp/metrics.parsed") $(grep -cxF 'gauge ephpm_prefix_entries{prefix=ev"il\\x\x0a\x1b[2J,store='"$sl"'} 1' "$tmp/metrics.parsed")"
+
+        # The two stores' metrics: every series labelled by its store, ephpm_up for each,
+        # Redis' own figures and nothing for what it does not count; its lock-wait
+        # counter moves with a lock wait on it.
+        scrape_multi() {
+            curl -s "$url/multi/metrics.php" >"$tmp/multi.txt"
+            "$py" - "$tmp/multi.txt" >"$tmp/metrics.parsed" 2>&1 <<'PY'
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in fam.samples:
+        labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+        value = int(s.value) if s.value == int(s.value) else s.value
+        print(f"{fam.type} {s.name}{{{labels}}} {value}")
+PY
+        }
+        scrape_multi
+        rl="unix://$rsock"
+        check "metrics of two stores parse with prometheus_client; every sample has a store label, of one of the two" "0 yes" \
+            "$? $(cut -d' ' -f2- "$tmp/metrics.parsed" | grep -vcE "store=(shm://$store|unix://$rsock)[,}]" | grep -qx 0 && echo yes)"
+        check "ephpm_up is 1 for each store" "1 1" "$(metric gauge "ephpm_up{store=$sl}") $(metric gauge "ephpm_up{store=$rl}")"
+        check "Redis: entries are its DBSIZE, no size series without maxmemory, used memory its own" "$(redis-cli -s "$rsock" dbsize)  yes" \
+            "$(metric gauge "ephpm_entries{store=$rl}") $(metric gauge "ephpm_memory_bytes{kind=size,store=$rl}") $([ "$(metric gauge "ephpm_memory_bytes{kind=used,store=$rl}")" -gt 0 ] && echo yes)"
+        check "Redis: no series for repairs, resets, shards locked; lock and stampede counters there" "|||0 0 0" \
+            "$(metric counter "ephpm_repairs_total{store=$rl}")|$(metric counter "ephpm_resets_total{store=$rl}")|$(metric gauge "ephpm_shards_locked{store=$rl}")|$(metric counter "ephpm_lock_timeouts_total{store=$rl}") $(metric counter "ephpm_stampedes_avoided_total{store=$rl}") $(metric counter "ephpm_full_refusals_total{store=$rl}")"
+        before=$(metric counter "ephpm_lock_waits_total{store=$rl}")
+        php "${ini[@]}" -d ephpm.dsn="unix://$rsock" -r '$l = new Ephpm\MemoLock(); $h = $l->acquire("job", 30000); $l->acquire("job", null, 50);'
+        scrape_multi
+        check "Redis: a lock wait there moves ephpm_lock_waits_total and ephpm_lock_timeouts_total by one" "1 1" \
+            "$(( $(metric counter "ephpm_lock_waits_total{store=$rl}") - before )) $(metric counter "ephpm_lock_timeouts_total{store=$rl}")"
+        before=$(metric counter "ephpm_lock_waits_total{store=$sl}")
+        php_ '$l = new Ephpm\MemoLock(); $h = $l->acquire("job2", 30000); $l->acquire("job2", null, 50);'
+        scrape_multi
+        check "shm: a lock wait moves ephpm_lock_waits_total by one" 1 "$(( $(metric counter "ephpm_lock_waits_total{store=$sl}") - before ))"
+        curl -s "$url/down/metrics.php" >"$tmp/down.txt"
+        check "a store that cannot be reached: ephpm_up 0 for it, the other store's series stay" "ephpm_up{store=\"unix://$tmp/nothere.sock\"} 0 yes" \
+            "$(grep -F 'nothere' "$tmp/down.txt" | grep '^ephpm_up') $(grep -qF "ephpm_entries{store=\"shm://$store\"}" "$tmp/down.txt" && echo yes)"
     fi
 fi
 

@@ -31,6 +31,8 @@ export SYMFONY_VAR_DIR="$tmp/var" COLUMNS=400 EPHPM_HOST_DSN="shm://"
 export LOCK_DSN=ephpm://host SESSION_DSN=ephpm://host CACHE_DSN=ephpm://host
 if [ "$backend" = redis ]; then
     start_redis "$tmp"
+    # www-data's console commands reach it as php-fpm's workers would: through its group.
+    chgrp "$(id -gn www-data)" "$tmp/redis.sock"; chmod 770 "$tmp/redis.sock"
     EPHPM_HOST_DSN="unix://$tmp/redis.sock"
 fi
 cat > "$tmp/fpm.conf" <<CONF
@@ -165,6 +167,8 @@ check "... and warns that php-fpm's are www-data's, in /dev/shm/ephpm-$wuid/" ye
     "$(has "php-fpm runs as www-data (ephpm.web_user), this command as root" "$out")$(has "(in /dev/shm/ephpm-$wuid/)" "$out" | sed 's/yes//')"
 check "without the warning (web_user: root, env off) the same run says nothing of www-data" no \
     "$(has "www-data" "$(env=off console ephpm:stats)")"
+check "ephpm:stats as www-data: its counters in a table (a list such as shard_fill is no cell)" "yes 0" \
+    "$(as_web "$app/bin/console" ephpm:stats | grep -qE '^ +entries +[0-9]+' && echo yes) $(as_web "$app/bin/console" ephpm:stats >/dev/null; echo $?)"
 out=$(console ephpm:locks deploy)
 check "ephpm:locks as root: www-data's held lock is not in root's store (and it warns)" "free yes" \
     "$(awk '$1 == "deploy" { print $2 }' <<<"$out") $(has "[WARNING] php-fpm runs as www-data" "$out")"

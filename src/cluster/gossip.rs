@@ -55,14 +55,21 @@ pub fn parse_value(value: &str) -> Option<(Vec<u8>, u64)> {
     Some((STANDARD.decode(entry).ok()?, expiry.parse().ok()?))
 }
 
+/// Each gossip peer's clock minus ours, in µs, by the address its datagrams come from:
+/// the send time in its last fresh datagram (`freshness.rs`) against our clock when it
+/// arrived, so it also counts the datagram's way (microseconds on a LAN).
+pub type Skews = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<SocketAddr, i64>>>;
+
 /// chitchat's UDP transport with every datagram sealed (`crypto.rs`) and stamped
 /// (`freshness.rs`). A datagram that does not open with the cluster's key is dropped and
 /// counted in `dropped`: a node with another secret never becomes a member. One that
-/// opens but is stale or already seen is dropped and counted in `replayed`.
+/// opens but is stale or already seen is dropped and counted in `replayed`. A fresh one
+/// tells its sender's clock skew (`skews`).
 pub struct SealedUdp {
     pub keyring: std::sync::Arc<Keyring>,
     pub dropped: std::sync::Arc<AtomicU64>,
     pub replayed: std::sync::Arc<AtomicU64>,
+    pub skews: Skews,
 }
 
 struct SealedSocket {
@@ -70,6 +77,7 @@ struct SealedSocket {
     keyring: std::sync::Arc<Keyring>,
     dropped: std::sync::Arc<AtomicU64>,
     replayed: std::sync::Arc<AtomicU64>,
+    skews: Skews,
     stamper: Stamper,
     seen: Receiver,
     buf: Vec<u8>,
@@ -92,6 +100,7 @@ impl Transport for SealedUdp {
             keyring: self.keyring.clone(),
             dropped: self.dropped.clone(),
             replayed: self.replayed.clone(),
+            skews: self.skews.clone(),
             stamper: Stamper::new(),
             seen: Receiver::default(),
             buf: vec![0; MAX_DATAGRAM],
@@ -126,10 +135,16 @@ impl Socket for SealedSocket {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
                 continue;
             };
-            let Some(fresh) = self.seen.accept(&plain, now_micros()) else {
+            let now = now_micros();
+            let Some((fresh, sent)) = self.seen.accept(&plain, now) else {
                 self.replayed.fetch_add(1, Ordering::Relaxed);
                 continue;
             };
+            let skew = sent as i64 - now as i64;
+            self.skews
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(from, skew);
             match ChitchatMessage::deserialize(&mut &fresh[..]) {
                 Ok(m) => return Ok((from, m)),
                 Err(_) => {

@@ -1,6 +1,7 @@
 //! The data plane's client side: request/response frames to other nodes over TCP, each
 //! connection with a session of its own (`crypto/session.rs`: fresh keys, a sequence
-//! number per frame), kept per peer. A kept connection that the peer closed (it
+//! number per frame) in the version both sides speak (`wire/version.rs`), kept per peer
+//! and version. A kept connection that the peer closed (it
 //! restarted, or timed it out) is noticed before it is used, so a request is never sent
 //! down a dead one.
 
@@ -14,11 +15,12 @@ use tokio::net::TcpStream;
 
 use super::crypto::session::{self, Session};
 use super::keyring::{Keyring, Keys};
+use crate::wire::version::Version;
 use crate::wire::{self, Op, Response, Route};
 
 pub struct Peers {
     keyring: Arc<Keyring>,
-    idle: Mutex<HashMap<SocketAddr, Vec<Kept>>>,
+    idle: Mutex<HashMap<(SocketAddr, Version), Vec<Kept>>>,
 }
 
 struct Kept {
@@ -49,16 +51,16 @@ impl Peers {
         self.keyring.current()
     }
 
-    /// Sends one request and waits at most `timeout` for the whole exchange (a new
-    /// connection's handshake included).
+    /// Sends one request in version `v` and waits at most `timeout` for the whole
+    /// exchange (a new connection's handshake included).
     pub async fn ask(
         &self,
-        addr: SocketAddr,
+        (addr, v): (SocketAddr, Version),
         route: Route,
         op: &Op,
         timeout: Duration,
     ) -> Result<Response, String> {
-        match tokio::time::timeout(timeout, self.exchange(addr, route, op)).await {
+        match tokio::time::timeout(timeout, self.exchange((addr, v), route, op)).await {
             Ok(Ok(r)) => Ok(r),
             Ok(Err(e)) => Err(e.to_string()),
             Err(_) => Err(format!("no answer within {} ms", timeout.as_millis())),
@@ -67,16 +69,16 @@ impl Peers {
 
     async fn exchange(
         &self,
-        addr: SocketAddr,
+        (addr, v): (SocketAddr, Version),
         route: Route,
         op: &Op,
     ) -> Result<Response, session::Refused> {
-        let (mut conn, mut session) = match self.take(addr) {
+        let (mut conn, mut session) = match self.take((addr, v)) {
             Some(k) => (k.conn, k.session),
             None => {
                 let mut c = TcpStream::connect(addr).await?;
                 c.set_nodelay(true)?;
-                let s = session::initiate(&mut c, &self.keys().secrets).await?;
+                let s = session::initiate(&mut c, &self.keys().secrets, v).await?;
                 (c, s)
             }
         };
@@ -86,7 +88,7 @@ impl Peers {
         let response = wire::decode_response(&session.open(&sealed)?)
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "a malformed response"))?;
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = idle.entry(addr).or_default();
+        let kept = idle.entry((addr, v)).or_default();
         if kept.len() < KEEP {
             kept.push(Kept {
                 conn,
@@ -97,10 +99,10 @@ impl Peers {
         Ok(response)
     }
 
-    /// An idle connection to `addr` that is still open and not too old.
-    fn take(&self, addr: SocketAddr) -> Option<Kept> {
+    /// An idle connection to `addr` in version `v` that is still open and not too old.
+    fn take(&self, to: (SocketAddr, Version)) -> Option<Kept> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        let kept = idle.get_mut(&addr)?;
+        let kept = idle.get_mut(&to)?;
         while let Some(k) = kept.pop() {
             let mut probe = [0u8; 1];
             // An open, quiet connection has nothing to read; EOF or an error means the

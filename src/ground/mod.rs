@@ -4,6 +4,7 @@
 //!
 //! - `values`   what a store holds and answers: `Value`, `Fetched`, `Hit`, `KeyTtl`, …
 //! - `stats`    a store's counters
+//! - `fleet`    a cluster node's view of its fleet's health (`Health`, `Member`)
 //! - `error`    `StoreError` and `Result`, backends' own errors carried as sources
 //! - `dsn`      the DSNs that name a store, parsed
 //! - `token`    a lock holder's token
@@ -11,6 +12,7 @@
 
 pub mod dsn;
 pub mod error;
+pub mod fleet;
 pub mod rwstate;
 pub mod stats;
 pub mod token;

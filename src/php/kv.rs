@@ -410,7 +410,44 @@ extern "C" fn stats(ex: &mut ExecuteData, rv: &mut Zval) {
             let _ = fill.push(row);
         }
         let _ = a.insert("shard_fill", fill);
+        let mut not_counted = ZendHashTable::new();
+        for name in s.store().not_counted() {
+            let _ = not_counted.push(*name);
+        }
+        let _ = a.insert("not_counted", not_counted);
         rv.set_hashtable(a);
+    })
+}
+
+/// `members(): array`: the cluster's members as the host's node sees them
+/// (`ground::fleet`), one array each; `[]` on a store that is no cluster.
+extern "C" fn members(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((_, s)) = begin(ex, 0, 0) else {
+            return;
+        };
+        let Some(health) = ok(s.store().health(), 0, "Ephpm\\Kv::members()") else {
+            return;
+        };
+        let number = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        let mut list = ZendHashTable::new();
+        for m in health.map(|h| h.members).unwrap_or_default() {
+            let mut a = ZendHashTable::new();
+            let _ = a.insert("id", m.id);
+            let _ = a.insert("state", m.state.name());
+            let _ = a.insert("this_node", m.this_node);
+            let _ = a.insert("last_heard_ms", m.last_heard_ms.map(number));
+            let _ = a.insert("share", m.share);
+            let _ = a.insert("keys", number(m.keys));
+            let _ = a.insert("copies_pending", number(m.copies_pending));
+            let _ = a.insert("copies_dropped", number(m.copies_dropped));
+            let _ = a.insert("clock_skew_ms", m.clock_skew_ms);
+            let versions: Vec<i64> = m.versions.iter().map(|&v| i64::from(v)).collect();
+            let _ = a.insert("versions", versions);
+            let _ = a.insert("version", m.version.map(i64::from));
+            let _ = list.push(a);
+        }
+        rv.set_hashtable(list);
     })
 }
 
@@ -531,6 +568,7 @@ fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
         ),
         method("clear", clear, vec![], 0, Bool, false),
         method("stats", stats, vec![], 0, Array, false),
+        method("members", members, vec![], 0, Array, false),
     ]
     .into();
     public(methods)

@@ -74,7 +74,12 @@ impl ClusterStore {
         let deadline = Instant::now() + wait + self.timeout;
         let idempotent = matches!(
             op,
-            Op::Read { .. } | Op::Wait { .. } | Op::LockWait { .. } | Op::Stats | Op::Members
+            Op::Read { .. }
+                | Op::Wait { .. }
+                | Op::LockWait { .. }
+                | Op::Stats
+                | Op::Members
+                | Op::Health
         );
         let body = wire::encode_request(Route::Client, op);
         let pid = crate::runtime::pid();
@@ -422,6 +427,14 @@ impl Store for ClusterStore {
             op: op.clone(),
         })? {
             Response::RwLock(outcome) => Ok(outcome),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    /// What the host's node knows of the fleet (`Op::Health`).
+    fn health(&self) -> Result<Option<crate::ground::fleet::Health>> {
+        match self.call(&Op::Health)? {
+            Response::Health(h) => Ok(Some(h)),
             other => Err(unexpected(other)),
         }
     }

@@ -145,6 +145,12 @@ pub trait Store: Send + Sync {
     fn shard_fill(&self) -> Result<Vec<ShardFill>> {
         Ok(Vec::new())
     }
+    /// The `Stats` fields (by `Stats::named`'s names) this backend does not count, so
+    /// that a 0 among them is shown as "not counted", never as a figure. The default
+    /// counts everything.
+    fn not_counted(&self) -> &'static [&'static str] {
+        &[]
+    }
     /// Counts `event` where every process of the store sees it (`Stats`). Best effort: a
     /// count that cannot be made is dropped, never the caller's error. The default counts
     /// nothing.
@@ -209,6 +215,11 @@ pub trait Store: Send + Sync {
     fn rw_lock(&self, name: &[u8], op: &rwstate::Op) -> Result<rwstate::Outcome>;
     /// One line saying what this store is (for `php --ri ephpm`).
     fn describe(&self) -> String;
+    /// What the host's node knows of its fleet's members (`cluster://`); `None` for a
+    /// store that is no fleet of nodes (shm, Redis: a Redis server reports its own).
+    fn health(&self) -> Result<Option<crate::ground::fleet::Health>> {
+        Ok(None)
+    }
     /// The host store's segment (`shm://`), beside which its `ephpm-resp` listens by
     /// default; `None` for stores that are not one host's segment.
     fn segment(&self) -> Option<&std::path::Path> {

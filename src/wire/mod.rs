@@ -11,12 +11,14 @@
 //! - `entry`     an entry as the cluster stores it (the owner's stamp, then the value)
 //! - `peercred`  who is on the other end of a unix socket
 //! - `paths`     where a host store's cluster segment and node socket are
+//! - `version`   the data plane's versions, and the one two nodes speak
 //!
 //! The client reads the cluster segment itself, so this floor stands on `store::shm`.
 
 pub mod entry;
 pub mod paths;
 pub mod peercred;
+pub mod version;
 
 pub use paths::{segment_options, socket_path};
 
@@ -25,6 +27,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use crate::ground::fleet::{Health, Member, MemberState};
 use crate::store::Stats;
 
 /// The largest frame either side accepts: a 64 MiB value and its envelope.
@@ -38,6 +41,8 @@ pub const MAX_FRAME: usize = (64 << 20) + 4096;
 pub const BATCH_BYTES: usize = 1 << 20;
 /// The fewest bytes one entry of a batch takes: empty key, empty entry, the TTL.
 const MIN_BATCH_ENTRY: usize = 4 + 4 + 8;
+/// The fewest bytes one member of a `Health` answer takes.
+const MIN_MEMBER: usize = 4 + 1 + 1 + 1 + 8 * 4 + 1 + 4 + 1;
 
 /// Who is asking, which says what the receiving node does with the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +133,9 @@ pub enum Op {
     },
     /// The node ids of the receiver's membership view.
     Members,
+    /// What the receiver knows of the fleet's health (`ground::fleet`). A request of
+    /// the host's processes only: nodes never ask it of each other.
+    Health,
     /// A read/write-lock operation, decided by the key's owner (`crate::rwlock`).
     RwLock {
         key: Vec<u8>,
@@ -160,6 +168,7 @@ pub enum Response {
     Fence(Option<u64>),
     Stats(Stats),
     Members(Vec<String>),
+    Health(Health),
     Done,
     Failed(Failure, String),
     RwLock(crate::ground::rwstate::Outcome),
@@ -184,7 +193,7 @@ impl Op {
             | LockRelease { key, .. }
             | RwLock { key, .. }
             | Put { key, .. } => Some(key),
-            Clear { .. } | Stats | Members | PutMany { .. } => None,
+            Clear { .. } | Stats | Members | Health | PutMany { .. } => None,
         }
     }
 }
@@ -207,6 +216,34 @@ impl Out {
     }
     fn ttl(&mut self, t: Option<Duration>) -> &mut Self {
         self.u64(t.map_or(u64::MAX, |d| d.as_millis().min(u64::MAX as u128 - 1) as u64))
+    }
+    /// A number that may be absent: a flag byte, then the number when present.
+    fn opt(&mut self, n: Option<u64>) -> &mut Self {
+        match n {
+            Some(n) => self.u8(1).u64(n),
+            None => self.u8(0),
+        }
+    }
+    fn health(&mut self, h: &Health) -> &mut Self {
+        self.bytes(h.node.as_bytes()).u64(h.members.len() as u64);
+        for m in &h.members {
+            self.bytes(m.id.as_bytes())
+                .u8(m.state as u8)
+                .u8(m.this_node as u8)
+                .opt(m.last_heard_ms)
+                .u64(m.keys)
+                .u64(m.share.to_bits())
+                .u64(m.copies_pending)
+                .u64(m.copies_dropped)
+                .opt(m.clock_skew_ms.map(|s| s as u64))
+                .bytes(&m.versions)
+                .u8(m.version.unwrap_or(0));
+        }
+        self.u64(h.refusals.len() as u64);
+        for (cause, n) in &h.refusals {
+            self.bytes(cause.as_bytes()).u64(*n);
+        }
+        self
     }
     fn entry(&mut self, e: &Entry) -> &mut Self {
         self.bytes(&e.stored).ttl(e.ttl)
@@ -262,6 +299,55 @@ impl In<'_> {
     }
     fn duration(&mut self) -> Option<Duration> {
         self.ttl()?
+    }
+    fn opt(&mut self) -> Option<Option<u64>> {
+        Some(match self.u8()? {
+            0 => None,
+            1 => Some(self.u64()?),
+            _ => return None,
+        })
+    }
+    fn text(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?).ok()
+    }
+    /// A count of items, refused when the bytes left cannot hold that many of at least
+    /// `min` bytes each (before anything is allocated for them).
+    fn count(&mut self, min: usize) -> Option<usize> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        (n <= self.0.len() / min).then_some(n)
+    }
+    fn health(&mut self) -> Option<Health> {
+        let node = self.text()?;
+        let mut members = Vec::new();
+        for _ in 0..self.count(MIN_MEMBER)? {
+            members.push(Member {
+                id: self.text()?,
+                state: match self.u8()? {
+                    1 => MemberState::Alive,
+                    2 => MemberState::Suspect,
+                    3 => MemberState::Dead,
+                    _ => return None,
+                },
+                this_node: self.u8()? != 0,
+                last_heard_ms: self.opt()?,
+                keys: self.u64()?,
+                share: f64::from_bits(self.u64()?),
+                copies_pending: self.u64()?,
+                copies_dropped: self.u64()?,
+                clock_skew_ms: self.opt()?.map(|s| s as i64),
+                versions: self.bytes()?,
+                version: Some(self.u8()?).filter(|&v| v != 0),
+            });
+        }
+        let mut refusals = Vec::new();
+        for _ in 0..self.count(4 + 8)? {
+            refusals.push((self.text()?, self.u64()?));
+        }
+        Some(Health {
+            node,
+            members,
+            refusals,
+        })
     }
     fn entry(&mut self) -> Option<Entry> {
         Some(Entry {
@@ -354,6 +440,7 @@ pub fn encode_request(route: Route, op: &Op) -> Vec<u8> {
         Op::Stats => o.u8(13),
         Op::Put { key, entry } => o.u8(14).bytes(key).entry(entry),
         Op::Members => o.u8(15),
+        Op::Health => o.u8(19),
         Op::RwLock { key, op } => o.u8(16).bytes(key).rw_op(op),
         Op::LockWait { key, timeout } => o.u8(18).bytes(key).ttl(Some(*timeout)),
         Op::PutMany { entries } => {
@@ -431,6 +518,7 @@ pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
             entry: i.entry()?,
         },
         15 => Op::Members,
+        19 => Op::Health,
         16 => Op::RwLock {
             key: i.bytes()?,
             op: i.rw_op()?,
@@ -488,6 +576,7 @@ pub fn encode_response(r: &Response) -> Vec<u8> {
         Response::Done => o.u8(9),
         Response::Failed(f, why) => o.u8(10).u8(*f as u8).bytes(why.as_bytes()),
         Response::RwLock(outcome) => o.u8(11).rw_outcome(outcome),
+        Response::Health(h) => o.u8(12).health(h),
     };
     o.0
 }
@@ -546,6 +635,7 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
             Response::Failed(f, String::from_utf8_lossy(&i.bytes()?).into_owned())
         }
         11 => Response::RwLock(i.rw_outcome()?),
+        12 => Response::Health(i.health()?),
         _ => return None,
     };
     i.end(r)
@@ -688,10 +778,51 @@ mod tests {
                 stored: b"x".to_vec(),
                 ttl: Some(Duration::from_millis(5)),
             })),
+            Response::Health(health()),
         ] {
             assert_eq!(decode_response(&encode_response(&r)), Some(r));
         }
         assert_eq!(decode_request(b"\x09\x01"), None);
+    }
+
+    fn health() -> Health {
+        let member = |id: &str, state, skew| Member {
+            id: id.into(),
+            state,
+            this_node: id == "a",
+            last_heard_ms: (id != "a").then_some(1200),
+            keys: 7,
+            share: 0.25,
+            copies_pending: 1,
+            copies_dropped: 3,
+            clock_skew_ms: skew,
+            versions: vec![2, 3],
+            version: (state != MemberState::Dead).then_some(3),
+        };
+        Health {
+            node: "a".into(),
+            members: vec![
+                member("a", MemberState::Alive, None),
+                member("b", MemberState::Suspect, Some(-12)),
+                member("c", MemberState::Dead, Some(40)),
+            ],
+            refusals: vec![("unauthentic".into(), 4), ("version".into(), 1)],
+        }
+    }
+
+    #[test]
+    fn a_health_answer_round_trips_and_a_cut_or_a_false_count_is_refused() {
+        let b = encode_response(&Response::Health(health()));
+        for cut in 0..b.len() {
+            assert_eq!(decode_response(&b[..cut]), None);
+        }
+        // A member count the bytes cannot hold.
+        let mut claim = vec![12];
+        claim.extend_from_slice(&[0, 0, 0, 1, b'a']);
+        claim.extend_from_slice(&u64::MAX.to_be_bytes());
+        assert_eq!(decode_response(&claim), None);
+        let req = encode_request(Route::Client, &Op::Health);
+        assert_eq!(decode_request(&req), Some((Route::Client, Op::Health)));
     }
 
     fn batch(sizes: &[usize]) -> Op {

@@ -46,6 +46,8 @@ pub struct TestNode {
     child: Option<Child>,
     /// RLIMIT_NOFILE for the process (`start_limited`).
     nofile: Option<u64>,
+    /// Environment variables for the process (`set_env`).
+    env: Vec<(String, String)>,
 }
 
 /// The bytes of a size the tests write as `"512M"`.
@@ -78,6 +80,17 @@ impl TestNode {
         seeds: &[SocketAddr],
         extra: &[&str],
         nofile: Option<u64>,
+    ) -> TestNode {
+        Self::start_full(dir, index, seeds, extra, nofile, &[])
+    }
+
+    fn start_full(
+        dir: &TestDir,
+        index: u8,
+        seeds: &[SocketAddr],
+        extra: &[&str],
+        nofile: Option<u64>,
+        env: &[(&str, &str)],
     ) -> TestNode {
         let gossip = free_gossip_addr(index);
         let mut args: Vec<String> = vec![
@@ -112,9 +125,30 @@ impl TestNode {
             shm_bytes,
             child: None,
             nofile,
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
         };
         node.spawn(!extra.contains(&"--no-secret"));
         node
+    }
+
+    /// `start`, with `env` set for the process (and kept for its restarts).
+    pub fn start_env(
+        dir: &TestDir,
+        index: u8,
+        seeds: &[SocketAddr],
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> TestNode {
+        Self::start_full(dir, index, seeds, extra, None, env)
+    }
+
+    /// Sets an environment variable for the node's next start (`restart`).
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
     }
 
     fn spawn(&mut self, with_secret: bool) {
@@ -134,6 +168,7 @@ impl TestNode {
         } else {
             cmd.env_remove("EPHPM_CLUSTER_SECRET");
         }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
         cmd.process_group(0);
         let nofile = self.nofile;
         // SAFETY: prctl and setrlimit with plain integers and a stack struct,

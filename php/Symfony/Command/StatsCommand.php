@@ -29,7 +29,9 @@ final class StatsCommand extends StoreCommand
             return 0;
         }
         $rows = [];
-        foreach (array_keys(reset($stats)) as $counter) {
+        // The scalar counters: a table cell cannot hold a list (shard_fill, not_counted
+        // are the status page's).
+        foreach (array_keys(array_filter(reset($stats), 'is_scalar')) as $counter) {
             $rows[] = array_merge([$counter], array_column($stats, $counter));
         }
         $io->table(array_merge(['store'], array_keys($stats)), $rows);

@@ -23,6 +23,10 @@ commands:
   locks               the locks held now: name, remaining TTL, fencing number
   flush [PREFIX]      deletes every key (starting with PREFIX); asks first
   rm-store NAME       removes the store NAME's segment; refused while a process maps it
+  cluster             the cluster's members as this host's node sees them: state
+                      (alive, suspect, dead), last heard, share of keys owned, copies
+                      pending and dropped, clock skew, data-plane version; and what the
+                      node refused, by cause (of --dsn, default cluster://STORE)
 
 options:
   --store NAME        the host store (as ephpm.store_name); default: default
@@ -57,6 +61,7 @@ pub enum Command {
     Locks,
     Flush(Vec<u8>),
     RmStore(String),
+    Cluster,
 }
 
 #[derive(Debug)]
@@ -158,7 +163,7 @@ fn text(option: &str, value: Vec<u8>) -> Result<String, String> {
 
 fn command(name: &[u8], mut rest: Vec<Vec<u8>>) -> Result<Command, String> {
     let (min, max) = match name {
-        b"stores" | b"stats" | b"locks" => (0, 0),
+        b"stores" | b"stats" | b"locks" | b"cluster" => (0, 0),
         b"keys" | b"flush" => (0, 1),
         b"get" | b"ttl" | b"del" | b"rm-store" => (1, 1),
         b"set" => (2, 2),
@@ -191,6 +196,7 @@ fn command(name: &[u8], mut rest: Vec<Vec<u8>>) -> Result<Command, String> {
         b"stores" => Command::Stores,
         b"stats" => Command::Stats,
         b"locks" => Command::Locks,
+        b"cluster" => Command::Cluster,
         b"keys" => Command::Keys(arg()),
         b"flush" => Command::Flush(arg()),
         b"get" => Command::Get(arg()),
@@ -228,6 +234,9 @@ mod tests {
         );
         let o = run("get -- -odd").expect("parses");
         assert_eq!(o.command, Command::Get(b"-odd".to_vec()));
+        let o = run("--json cluster").expect("parses");
+        assert_eq!((o.command, o.json), (Command::Cluster, true));
+        assert!(run("cluster x").is_err());
     }
 
     #[test]

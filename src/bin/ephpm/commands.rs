@@ -352,6 +352,81 @@ pub fn flush(s: &dyn Store, prefix: &[u8], yes: bool) -> Done {
     )
 }
 
+/// The members of the cluster as the host's node sees them, and what it refused.
+pub fn cluster(s: &dyn Store) -> Done {
+    let Some(h) = s.health()? else {
+        return Err(Failure(format!(
+            "{} is no cluster: `ephpm cluster` asks a host's node (--store NAME for \
+             cluster://NAME, or --dsn cluster://...)",
+            quoted(s.describe().as_bytes())
+        )));
+    };
+    let mut rows = vec![
+        [
+            "MEMBER", "STATE", "HEARD", "SHARE", "KEYS", "PENDING", "DROPPED", "SKEW", "VERSION",
+        ]
+        .map(String::from),
+    ];
+    let mut members = Vec::new();
+    for m in &h.members {
+        let mark = if m.this_node { " (this node)" } else { "" };
+        rows.push([
+            format!("{}{mark}", quoted(m.id.as_bytes())),
+            m.state.name().into(),
+            m.last_heard_ms
+                .map_or("-".into(), |ms| format!("{:.1}s ago", ms as f64 / 1000.0)),
+            format!("{:.1}%", m.share * 100.0),
+            m.keys.to_string(),
+            m.copies_pending.to_string(),
+            m.copies_dropped.to_string(),
+            m.clock_skew_ms.map_or("-".into(), |ms| format!("{ms:+}ms")),
+            match m.version {
+                Some(v) => v.to_string(),
+                None => format!("none of {:?}", m.versions),
+            },
+        ]);
+        members.push(Json::Obj(vec![
+            ("id", Json::bytes(m.id.as_bytes())),
+            ("state", Json::Str(m.state.name().into())),
+            ("this_node", Json::Bool(m.this_node)),
+            ("last_heard_ms", Json::opt_u64(m.last_heard_ms)),
+            ("share", Json::Float(m.share)),
+            ("keys", Json::Uint(m.keys)),
+            ("copies_pending", Json::Uint(m.copies_pending)),
+            ("copies_dropped", Json::Uint(m.copies_dropped)),
+            (
+                "clock_skew_ms",
+                m.clock_skew_ms.map_or(Json::Null, Json::Int),
+            ),
+            (
+                "versions",
+                Json::Arr(m.versions.iter().map(|&v| Json::Uint(v.into())).collect()),
+            ),
+            ("version", Json::opt_u64(m.version.map(u64::from))),
+        ]));
+    }
+    let refused: Vec<String> = h.refusals.iter().map(|(c, n)| format!("{c} {n}")).collect();
+    let text = format!(
+        "{}refused since the node started: {}\n",
+        table(&rows),
+        refused.join(", ")
+    );
+    let json = Json::Obj(vec![
+        ("node", Json::bytes(h.node.as_bytes())),
+        ("members", Json::Arr(members)),
+        (
+            "refusals",
+            Json::Dyn(
+                h.refusals
+                    .iter()
+                    .map(|(c, n)| (c.clone(), Json::Uint(*n)))
+                    .collect(),
+            ),
+        ),
+    ]);
+    report(text, json)
+}
+
 pub fn rm_store(name: &str, config: &Config) -> Done {
     if !ephpm::open::remove_host_store(Some(name.into()), config)? {
         return Err(no_store(name, config));

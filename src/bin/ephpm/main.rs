@@ -1,6 +1,6 @@
 //! `ephpm`: the operator's view of this host's stores, in the spirit of redis-cli and
 //! apc.php: which segments exist and who uses them, a store's counters, its keys and
-//! held locks, and the few changes an operator makes (delete a key, flush, remove an
+//! held locks, a cluster's members as its node sees them, and the few changes an operator makes (delete a key, flush, remove an
 //! unused store). It is the engine alone, like `ephpm-node`.
 //!
 //! - `args.rs`      the command line
@@ -113,10 +113,15 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
     if let Command::RmStore(name) = &opts.command {
         return commands::rm_store(name, &config);
     }
+    // `cluster` asks the host store's node; everything else looks at the store itself.
+    let scheme = match opts.command {
+        Command::Cluster => "cluster",
+        _ => "shm",
+    };
     let dsn = opts
         .dsn
         .clone()
-        .unwrap_or_else(|| format!("shm://{}", opts.store));
+        .unwrap_or_else(|| format!("{scheme}://{}", opts.store));
     let store = commands::open(&dsn, &config)?;
     let s = store.as_ref();
     match &opts.command {
@@ -128,6 +133,7 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
         Command::Set(key, value) => commands::set(s, key, value, opts.ttl),
         Command::Del(key) => commands::del(s, key),
         Command::Flush(prefix) => commands::flush(s, prefix, opts.yes),
+        Command::Cluster => commands::cluster(s),
         Command::Stores | Command::RmStore(_) => unreachable!("handled above"),
     }
 }

@@ -1,26 +1,37 @@
 //! The data plane's sessions: every TCP connection between two nodes agrees keys of its
 //! own, so that nothing recorded on the wire executes again.
 //!
-//! # Protocol (version 2)
+//! # Protocol (version V; 2 is the first, `wire/version.rs`)
 //!
-//! Both sides write their hello as soon as the connection is up, then read the other's:
+//! The initiator writes its hello as soon as the connection is up; the responder reads
+//! it, then answers with its own:
 //!
-//! 1. initiator → responder: `hello = MAGIC[8] ‖ Ni[32]`
-//! 2. responder → initiator: `hello = MAGIC[8] ‖ Nr[32]`
+//! 1. initiator → responder: `hello = "ephpmD" ‖ '0'+V ‖ "\n" ‖ Ni[32]`
+//! 2. responder → initiator: `hello = "ephpmD" ‖ '0'+V ‖ "\n" ‖ Nr[32]`
+//!
+//! `V` is the version the initiator chose: the highest that both sides know, from the
+//! versions the responder publishes in its gossip state (`wire/version.rs`). The
+//! responder answers in `V` when it knows it; when it does not, it answers with its own
+//! highest version and closes the connection, and each side reports both versions
+//! (`Refused::Version`). Version 2's hello is the one builds from before versions were
+//! negotiated send (`"ephpmD2\n"`): they write theirs without waiting, and expect
+//! exactly it, which a responder that reads first and answers in 2 gives them.
 //!
 //! `Ni` and `Nr` are 32 fresh random bytes (getrandom) per connection. Each side derives,
 //! from the cluster secret `S` and both nonces:
 //!
 //! - `PRK = HKDF-Extract(salt = Ni ‖ Nr, IKM = S)` (HKDF-SHA256)
-//! - `K_ir = HKDF-Expand(PRK, "ephpm-data-v2 initiator->responder", 32)`
-//! - `K_ri = HKDF-Expand(PRK, "ephpm-data-v2 responder->initiator", 32)`
+//! - `K_ir = HKDF-Expand(PRK, "ephpm-data-vV initiator->responder", 32)`
+//! - `K_ri = HKDF-Expand(PRK, "ephpm-data-vV responder->initiator", 32)`
+//!
+//! so that keys of one version never open another's frames.
 //!
 //! From then on everything is a frame `[length u32 BE][seq u64 BE][ChaCha20-Poly1305]`,
 //! sealed with the key of its direction under the nonce `0u32 ‖ seq` (seq big-endian);
 //! seq counts 0, 1, 2… per direction. The first frame each way proves the secret:
 //!
-//! 3. initiator → responder: seq 0, `CONFIRM_I`, under `K_ir`
-//! 4. responder → initiator: seq 0, `CONFIRM_R`, under `K_ri`
+//! 3. initiator → responder: seq 0, `"ephpm-data-vV initiator"`, under `K_ir`
+//! 4. responder → initiator: seq 0, `"ephpm-data-vV responder"`, under `K_ri`
 //!
 //! then requests (initiator → responder, seq 1, 2…) and responses (seq 1, 2…).
 //!
@@ -61,16 +72,38 @@ use sha2::Sha256;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::wire;
+use crate::wire::version::{self, Version};
 
-/// The first bytes of either side's hello: the protocol and its version.
-pub const MAGIC: [u8; 8] = *b"ephpmD2\n";
+/// The first bytes of either side's hello: the protocol, then its version (`magic`).
+const MAGIC_PREFIX: &[u8; 6] = b"ephpmD";
+const MAGIC_LEN: usize = 8;
 const NONCE_LEN: usize = 32;
-const HELLO_LEN: usize = MAGIC.len() + NONCE_LEN;
+const HELLO_LEN: usize = MAGIC_LEN + NONCE_LEN;
 /// The largest frame read before the peer has proven the secret (message 3 is 47).
 pub const HANDSHAKE_MAX: usize = 64 << 10;
-const CONFIRM_I: &[u8] = b"ephpm-data-v2 initiator";
-const CONFIRM_R: &[u8] = b"ephpm-data-v2 responder";
 const SEQ_LEN: usize = 8;
+
+/// The hello's first bytes in version `v`: `"ephpmD2\n"` for 2.
+pub fn magic(v: Version) -> [u8; MAGIC_LEN] {
+    let mut m = [0u8; MAGIC_LEN];
+    m[..6].copy_from_slice(MAGIC_PREFIX);
+    m[6] = b'0'.saturating_add(v);
+    m[7] = b'\n';
+    m
+}
+
+/// The version a hello's first bytes name, or `None` when they are not a hello.
+fn version_of(m: &[u8]) -> Option<Version> {
+    if m.len() != MAGIC_LEN || &m[..6] != MAGIC_PREFIX || m[7] != b'\n' {
+        return None;
+    }
+    m[6].checked_sub(b'0').filter(|&v| v > 0)
+}
+
+/// What the initiator proves in version `v` (message 3), and the responder (message 4).
+fn confirm(v: Version, side: &str) -> Vec<u8> {
+    format!("ephpm-data-v{v} {side}").into_bytes()
+}
 
 /// Why a session refused a connection or a frame.
 #[derive(Debug)]
@@ -81,6 +114,12 @@ pub enum Refused {
     Unauthentic,
     /// Authentic perhaps, but not the next frame: replayed, reordered or one was dropped.
     OutOfOrder,
+    /// A hello in a version the receiver does not speak: `theirs`, where the receiver
+    /// speaks `ours` (the versions it knows, or the one it asked for).
+    Version {
+        theirs: Version,
+        ours: Vec<Version>,
+    },
 }
 
 impl From<io::Error> for Refused {
@@ -95,6 +134,11 @@ impl std::fmt::Display for Refused {
             Refused::Io(e) => e.fmt(f),
             Refused::Unauthentic => f.write_str("a frame that fails authentication"),
             Refused::OutOfOrder => f.write_str("a frame out of order (replayed?)"),
+            Refused::Version { theirs, ours } => write!(
+                f,
+                "the other side speaks data-plane version {theirs}, this node {}",
+                version::named(ours)
+            ),
         }
     }
 }
@@ -158,8 +202,14 @@ impl Session {
     }
 }
 
-/// The two keys of `secret` for this pair of nonces: (initiator→responder, back).
-fn derive(secret: &[u8], ni: &[u8; NONCE_LEN], nr: &[u8; NONCE_LEN]) -> (Direction, Direction) {
+/// The two keys of `secret` in version `v` for this pair of nonces:
+/// (initiator→responder, back).
+fn derive(
+    secret: &[u8],
+    v: Version,
+    ni: &[u8; NONCE_LEN],
+    nr: &[u8; NONCE_LEN],
+) -> (Direction, Direction) {
     let mut salt = [0u8; 2 * NONCE_LEN];
     salt[..NONCE_LEN].copy_from_slice(ni);
     salt[NONCE_LEN..].copy_from_slice(nr);
@@ -174,8 +224,8 @@ fn derive(secret: &[u8], ni: &[u8; NONCE_LEN], nr: &[u8; NONCE_LEN]) -> (Directi
         }
     };
     (
-        key(b"ephpm-data-v2 initiator->responder"),
-        key(b"ephpm-data-v2 responder->initiator"),
+        key(format!("ephpm-data-v{v} initiator->responder").as_bytes()),
+        key(format!("ephpm-data-v{v} responder->initiator").as_bytes()),
     )
 }
 
@@ -187,70 +237,92 @@ fn fresh_nonce() -> [u8; NONCE_LEN] {
     n
 }
 
-/// Writes our hello and reads the other side's nonce.
-async fn hellos(
-    conn: &mut (impl AsyncRead + AsyncWrite + Unpin),
-    ours: &[u8; NONCE_LEN],
-) -> Result<[u8; NONCE_LEN], Refused> {
+fn hello(v: Version, nonce: &[u8; NONCE_LEN]) -> [u8; HELLO_LEN] {
     let mut hello = [0u8; HELLO_LEN];
-    hello[..MAGIC.len()].copy_from_slice(&MAGIC);
-    hello[MAGIC.len()..].copy_from_slice(ours);
-    conn.write_all(&hello).await?;
-    let mut theirs = [0u8; HELLO_LEN];
-    conn.read_exact(&mut theirs).await?;
-    if theirs[..MAGIC.len()] != MAGIC {
-        return Err(Refused::Unauthentic);
-    }
-    let mut nonce = [0u8; NONCE_LEN];
-    nonce.copy_from_slice(&theirs[MAGIC.len()..]);
-    Ok(nonce)
+    hello[..MAGIC_LEN].copy_from_slice(&magic(v));
+    hello[MAGIC_LEN..].copy_from_slice(nonce);
+    hello
 }
 
-/// The connecting side's handshake, with the first of `secrets`.
+/// Reads the other side's hello: its version and nonce.
+async fn read_hello(
+    conn: &mut (impl AsyncRead + AsyncWrite + Unpin),
+) -> Result<(Version, [u8; NONCE_LEN]), Refused> {
+    let mut theirs = [0u8; HELLO_LEN];
+    conn.read_exact(&mut theirs).await?;
+    let v = version_of(&theirs[..MAGIC_LEN]).ok_or(Refused::Unauthentic)?;
+    let mut nonce = [0u8; NONCE_LEN];
+    nonce.copy_from_slice(&theirs[MAGIC_LEN..]);
+    Ok((v, nonce))
+}
+
+/// The connecting side's handshake in version `v` (the highest both sides know:
+/// `version::choose`), with the first of `secrets`.
 pub async fn initiate(
     conn: &mut (impl AsyncRead + AsyncWrite + Unpin),
     secrets: &[Vec<u8>],
+    v: Version,
 ) -> Result<Session, Refused> {
     let Some(secret) = secrets.first() else {
         return Ok(Session { keys: None });
     };
     let ni = fresh_nonce();
-    let nr = hellos(conn, &ni).await?;
-    let (send, recv) = derive(secret, &ni, &nr);
+    conn.write_all(&hello(v, &ni)).await?;
+    let (answered, nr) = read_hello(conn).await?;
+    if answered != v {
+        return Err(Refused::Version {
+            theirs: answered,
+            ours: vec![v],
+        });
+    }
+    let (send, recv) = derive(secret, v, &ni, &nr);
     let mut session = Session {
         keys: Some((send, recv)),
     };
-    let confirm = session.seal(CONFIRM_I);
-    wire::write_frame_async(conn, &confirm).await?;
+    let proof = session.seal(&confirm(v, "initiator"));
+    wire::write_frame_async(conn, &proof).await?;
     let answer = wire::read_frame_async_max(conn, HANDSHAKE_MAX).await?;
     match session.open(&answer)? {
-        plain if plain == CONFIRM_R => Ok(session),
+        plain if plain == confirm(v, "responder") => Ok(session),
         _ => Err(Refused::Unauthentic),
     }
 }
 
-/// The accepting side's handshake: whichever of `secrets` the initiator used.
+/// The accepting side's handshake, in the version the initiator asked for when it is
+/// one of `versions` (those this node knows), with whichever of `secrets` the initiator
+/// used.
 pub async fn respond(
     conn: &mut (impl AsyncRead + AsyncWrite + Unpin),
     secrets: &[Vec<u8>],
+    versions: &[Version],
 ) -> Result<Session, Refused> {
     if secrets.is_empty() {
         return Ok(Session { keys: None });
     }
+    let (v, ni) = read_hello(conn).await?;
     let nr = fresh_nonce();
-    let ni = hellos(conn, &nr).await?;
-    let confirm = wire::read_frame_async_max(conn, HANDSHAKE_MAX).await?;
+    if !versions.contains(&v) {
+        // Our own highest version, so that the initiator can say what we speak.
+        let ours = versions.iter().copied().max().unwrap_or(version::LEGACY);
+        conn.write_all(&hello(ours, &nr)).await?;
+        return Err(Refused::Version {
+            theirs: v,
+            ours: versions.to_vec(),
+        });
+    }
+    conn.write_all(&hello(v, &nr)).await?;
+    let proof = wire::read_frame_async_max(conn, HANDSHAKE_MAX).await?;
     // Each secret's keys in turn: the initiator proved one of them (see "Rotation").
     for secret in secrets {
-        let (recv, send) = derive(secret, &ni, &nr);
+        let (recv, send) = derive(secret, v, &ni, &nr);
         let mut session = Session {
             keys: Some((send, recv)),
         };
-        if let Ok(plain) = session.open(&confirm) {
-            if plain != CONFIRM_I {
+        if let Ok(plain) = session.open(&proof) {
+            if plain != confirm(v, "initiator") {
                 return Err(Refused::Unauthentic);
             }
-            let answer = session.seal(CONFIRM_R);
+            let answer = session.seal(&confirm(v, "responder"));
             wire::write_frame_async(conn, &answer).await?;
             return Ok(session);
         }
@@ -263,6 +335,17 @@ mod tests {
     use super::*;
 
     fn pair(a: &[Vec<u8>], b: &[Vec<u8>]) -> (Result<Session, Refused>, Result<Session, Refused>) {
+        pair_in(a, 2, b, &[2])
+    }
+
+    /// An initiator with secrets `a` asking for version `v`, a responder with `b` that
+    /// knows `versions`.
+    fn pair_in(
+        a: &[Vec<u8>],
+        v: Version,
+        b: &[Vec<u8>],
+        versions: &[Version],
+    ) -> (Result<Session, Refused>, Result<Session, Refused>) {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -270,8 +353,8 @@ mod tests {
         rt.block_on(async {
             // Each side owns its end, so one that gives up closes it for the other.
             let (mut x, mut y) = tokio::io::duplex(1 << 16);
-            tokio::join!(async move { initiate(&mut x, a).await }, async move {
-                respond(&mut y, b).await
+            tokio::join!(async move { initiate(&mut x, a, v).await }, async move {
+                respond(&mut y, b, versions).await
             })
         })
     }
@@ -315,5 +398,38 @@ mod tests {
         let (i, r) = pair(std::slice::from_ref(&old), std::slice::from_ref(&new));
         assert!(matches!(r, Err(Refused::Unauthentic)));
         assert!(i.is_err());
+    }
+
+    #[test]
+    fn the_version_asked_for_is_spoken_and_one_the_responder_lacks_is_refused_naming_both() {
+        let s = vec![b"0123456789abcdef".to_vec()];
+        assert_eq!(
+            &magic(2),
+            b"ephpmD2\n",
+            "version 2's hello is the legacy one"
+        );
+        for v in [2, 3] {
+            let (i, r) = pair_in(&s, v, &s, &[2, 3]);
+            let (mut i, mut r) = (i.unwrap(), r.unwrap());
+            assert_eq!(r.open(&i.seal(b"req")).unwrap(), b"req");
+        }
+        // Keys of one version never open another's: a responder that answered in 3
+        // while the initiator asked for 2 is refused, and the other way round.
+        let (i, r) = pair_in(&s, 9, &s, &[2, 3]);
+        match (i, r) {
+            (
+                Err(Refused::Version { theirs: 3, ours: i }),
+                Err(Refused::Version { theirs: 9, ours: r }),
+            ) => {
+                assert_eq!(i, [9]);
+                assert_eq!(r, [2, 3]);
+                let said = Refused::Version { theirs: 9, ours: r }.to_string();
+                assert!(said.contains('9') && said.contains("2, 3"), "{said}");
+            }
+            (i, r) => panic!("not refused for the version: {:?} {:?}", i.err(), r.err()),
+        }
+        let (i, r) = pair_in(&s, 3, &s, &[2]);
+        assert!(matches!(i, Err(Refused::Version { theirs: 2, .. })));
+        assert!(matches!(r, Err(Refused::Version { theirs: 3, .. })));
     }
 }

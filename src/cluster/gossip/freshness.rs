@@ -74,9 +74,10 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    /// The message after the header when the datagram is fresh and new, received at
-    /// `now` (µs); `None` when it is stale, from the future, seen or too short.
-    pub fn accept<'a>(&mut self, plain: &'a [u8], now: u64) -> Option<&'a [u8]> {
+    /// The message after the header and when it was sent (µs, the sender's clock) when
+    /// the datagram is fresh and new, received at `now` (µs); `None` when it is stale,
+    /// from the future, seen or too short.
+    pub fn accept<'a>(&mut self, plain: &'a [u8], now: u64) -> Option<(&'a [u8], u64)> {
         let (h, message) = plain.split_at_checked(HEADER_LEN)?;
         let num = |r: std::ops::Range<usize>| u64::from_be_bytes(h[r].try_into().unwrap_or([0; 8]));
         let (sender, sent, seq) = (num(0..8), num(8..16), num(16..24));
@@ -104,7 +105,7 @@ impl Receiver {
             seen.bits |= 1 << back;
         }
         seen.last_sent = seen.last_sent.max(sent);
-        Some(message)
+        Some((message, sent))
     }
 
     /// Forgets senders whose every datagram is now refused by age; if all are recent
@@ -144,11 +145,11 @@ mod tests {
         let d2 = datagram(&a, t);
         let d3 = datagram(&a, t);
         // Reordered a little: still accepted, each once.
-        assert_eq!(r.accept(&d2, t), Some(&b"msg"[..]));
-        assert_eq!(r.accept(&d1, t), Some(&b"msg"[..]));
+        assert_eq!(r.accept(&d2, t), Some((&b"msg"[..], t)));
+        assert_eq!(r.accept(&d1, t), Some((&b"msg"[..], t)));
         assert_eq!(r.accept(&d1, t), None);
         assert_eq!(r.accept(&d2, t), None);
-        assert_eq!(r.accept(&d3, t + 1), Some(&b"msg"[..]));
+        assert_eq!(r.accept(&d3, t + 1), Some((&b"msg"[..], t)));
         // Played later, to a receiver that never saw it (restarted): refused by age.
         let mut fresh = Receiver::default();
         assert_eq!(fresh.accept(&d3, t + WINDOW_MICROS + 1), None);

@@ -129,8 +129,12 @@ impl Node {
         let op = Op::PutMany { entries };
         let timeout = self.cfg.timeout.max(BATCH_TIMEOUT);
         let mut why = String::new();
+        let member: Arc<str> = Arc::from(target);
         for _ in 0..TRIES {
-            match self.ask(target, Route::Here, &op, timeout).await {
+            // A try that fails counts its entries as dropped (`health.rs`), even when the
+            // next one lands them.
+            let ask = self.ask(target, Route::Here, &op, timeout);
+            match health::counted(&self.copies, &member, n as u64, ask).await {
                 Ok(Response::Done) => return (n, true),
                 Ok(other) => why = format!("{other:?}"),
                 Err(e) => why = e,

@@ -143,8 +143,11 @@ impl Node {
                 entry: Entry { stored, ttl: w.ttl },
             };
             let node = self.clone();
+            // Counted per member (`health.rs`): a copy not answered `Done`, or given up
+            // below, is a dropped one.
             asks.push(async move {
-                let result = node.ask(&n, Route::Here, &op, node.cfg.timeout).await;
+                let ask = node.ask(&n, Route::Here, &op, node.cfg.timeout);
+                let result = health::counted(&node.copies, &n, 1, ask).await;
                 (n, replica, result)
             });
         }

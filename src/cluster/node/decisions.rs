@@ -12,6 +12,7 @@ impl Node {
     pub(super) async fn route(self: &Arc<Self>, op: Op) -> Response {
         match op {
             Op::Members => Response::Members(self.members()),
+            Op::Health => self.health().await,
             Op::Stats => match self.local.stats() {
                 Ok(s) => Response::Stats(s),
                 Err(e) => Response::Failed(Failure::Invalid, e.to_string()),

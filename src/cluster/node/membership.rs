@@ -75,44 +75,75 @@ impl Node {
 const YIELD_EVERY: usize = 256;
 
 /// Follows chitchat's live nodes: the members are the live node ids that published a
-/// data-plane address (a restarted node's newest generation wins).
+/// data-plane address (a restarted node's newest generation wins) and speak a
+/// data-plane version this node speaks (`wire/version.rs`). One that speaks none is no
+/// member: it is said once per generation, with both sides' versions, and counted.
 pub(super) async fn follow_membership(
     node: Arc<Node>,
     mut watcher: tokio::sync::watch::Receiver<
         std::collections::BTreeMap<ChitchatId, chitchat::NodeState>,
     >,
 ) {
+    let mut refused: std::collections::HashSet<(Arc<str>, u64)> = Default::default();
     loop {
-        let (members, addrs) = {
+        let (members, addrs, versions) = {
             let live = watcher.borrow_and_update();
-            let mut addrs: HashMap<Arc<str>, (u64, SocketAddr)> = HashMap::new();
+            let mut addrs: HashMap<Arc<str>, (u64, SocketAddr, Version)> = HashMap::new();
             for (id, state) in live.iter() {
                 let Some(addr) = state.get(gossip::DATA_ADDR).and_then(|a| a.parse().ok()) else {
                     continue;
                 };
+                // A build from before versions were published says nothing: it speaks 2.
+                let theirs = match state.get(version::GOSSIP_KEY) {
+                    None => vec![version::LEGACY],
+                    Some(text) => version::parse(text).unwrap_or_default(),
+                };
+                let Some(spoken) = version::choose(version::known(), &theirs) else {
+                    if refused.insert((id.node_id.clone(), id.generation_id)) {
+                        node.refused.count_version();
+                        eprintln!(
+                            "ephpm: cluster node {}: {} speaks data-plane versions {}, this node {}: \
+                             no version in common, so it is no member",
+                            node.id,
+                            id.node_id,
+                            match theirs.is_empty() {
+                                true =>
+                                    format!("{:?}", state.get(version::GOSSIP_KEY).unwrap_or("")),
+                                false => version::named(&theirs),
+                            },
+                            version::named(version::known())
+                        );
+                    }
+                    continue;
+                };
                 let e = addrs
                     .entry(id.node_id.clone())
-                    .or_insert((id.generation_id, addr));
+                    .or_insert((id.generation_id, addr, spoken));
                 if id.generation_id >= e.0 {
-                    *e = (id.generation_id, addr);
+                    *e = (id.generation_id, addr, spoken);
                 }
             }
             let own = node.addr(&node.id);
             if let Some(own) = own {
-                addrs.entry(node.id.clone()).or_insert((0, own));
+                addrs
+                    .entry(node.id.clone())
+                    .or_insert((0, own, version::LEGACY));
             }
             let members = Members::new(addrs.keys().cloned());
+            let versions = addrs.iter().map(|(k, (_, _, v))| (k.clone(), *v)).collect();
             (
                 members,
                 addrs
                     .into_iter()
-                    .map(|(k, (_, a))| (k, a))
+                    .map(|(k, (_, a, _))| (k, a))
                     .collect::<HashMap<_, _>>(),
+                versions,
             )
         };
         let changed = {
             let mut v = node.view.write().unwrap_or_else(|e| e.into_inner());
             v.addrs = addrs;
+            v.versions = versions;
             if v.members != members {
                 let old = std::mem::replace(&mut v.members, members.clone());
                 let alone = old.len() == 1 && old.contains(&node.id);

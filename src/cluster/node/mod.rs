@@ -9,10 +9,12 @@
 //! - `membership.rs` chitchat's live nodes as the view, and the hand-off when it changes
 //! - `batches.rs`    the hand-off's entries, in batches per node
 //! - `serve.rs`      the listeners: caps, timeouts, SO_PEERCRED, what is refused
+//! - `health.rs`     what it knows of the fleet: members' states, copies, skew, refusals
 
 mod batches;
 mod copies;
 mod decisions;
+mod health;
 mod lines;
 mod membership;
 mod serve;
@@ -38,6 +40,7 @@ use super::{ClusterError, NodeConfig, RESERVED};
 use crate::store::shm::{ShmStore, open_shared};
 use crate::store::{KeyTtl, Store, Value, bytes};
 use crate::wire::entry::{self, State};
+use crate::wire::version::{self, Version};
 use crate::wire::{Entry, Failure, Op, Response, Route};
 use crate::wire::{segment_options, socket_path};
 
@@ -54,6 +57,8 @@ const STRIPES: usize = 256;
 struct View {
     members: Members,
     addrs: HashMap<Arc<str>, SocketAddr>,
+    /// The data-plane version spoken with each member (`wire/version.rs`).
+    versions: HashMap<Arc<str>, Version>,
     previous: Members,
     changed_at: Instant,
     /// Until then this node is catching up: it just found its peers (it started, or
@@ -79,6 +84,12 @@ pub struct Node {
     started: Instant,
     /// Lock copies to other hosts still on their way in the background (`propagate`).
     background_copies: std::sync::atomic::AtomicUsize,
+    /// Copies of writes per member, on their way and dropped (`health.rs`).
+    copies: Arc<health::Copies>,
+    /// When each node's heartbeat last moved (`health.rs`).
+    heard: health::Heard,
+    /// Each gossip peer's clock minus ours, in µs (`gossip.rs`).
+    skews: gossip::Skews,
 }
 
 /// A started node; `stop` ends it.
@@ -152,6 +163,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         view: RwLock::new(View {
             members: Members::new([id.clone()]),
             addrs: HashMap::from([(id.clone(), data_addr)]),
+            versions: HashMap::new(),
             previous: Members::new([id.clone()]),
             changed_at: Instant::now(),
             catching_up_until: Instant::now(),
@@ -164,6 +176,9 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         refused: serve::Refusals::default(),
         started: Instant::now(),
         background_copies: std::sync::atomic::AtomicUsize::new(0),
+        copies: Arc::default(),
+        heard: health::Heard::default(),
+        skews: gossip::Skews::default(),
         cfg: cfg.clone(),
     });
 
@@ -186,10 +201,17 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         keyring: keyring.clone(),
         dropped: node.refused.unauthentic.clone(),
         replayed: node.refused.replayed.clone(),
+        skews: node.skews.clone(),
     };
     let handle = chitchat::spawn_chitchat(
         chitchat_cfg,
-        vec![(gossip::DATA_ADDR.into(), data_addr.to_string())],
+        vec![
+            (gossip::DATA_ADDR.into(), data_addr.to_string()),
+            (
+                version::GOSSIP_KEY.into(),
+                version::publish(version::known()),
+            ),
+        ],
         &transport,
     )
     .await
@@ -216,6 +238,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         tokio::spawn(copies::apply_gossip(node.clone(), rx)),
         tokio::spawn(copies::collect_published(node.clone())),
         tokio::spawn(serve::report_refusals(node.clone())),
+        tokio::spawn(health::follow_heartbeats(node.clone())),
     ];
     if let Some(file) = node.cfg.secret_file.clone() {
         let who = node.cfg.node_id.clone();
@@ -264,6 +287,17 @@ impl Node {
         v.addrs.get(node).copied()
     }
 
+    /// Where `node`'s data plane is, and the version spoken with it.
+    fn peer(&self, node: &str) -> Result<(SocketAddr, Version), String> {
+        let v = self.view.read().unwrap_or_else(|e| e.into_inner());
+        let addr = v.addrs.get(node).copied();
+        let addr = addr.ok_or_else(|| "its address is not known".to_string())?;
+        Ok((
+            addr,
+            v.versions.get(node).copied().unwrap_or(version::LEGACY),
+        ))
+    }
+
     async fn ask(
         &self,
         node: &str,
@@ -271,10 +305,7 @@ impl Node {
         op: &Op,
         timeout: Duration,
     ) -> Result<Response, String> {
-        let addr = self
-            .addr(node)
-            .ok_or_else(|| "its address is not known".to_string())?;
-        self.peers.ask(addr, route, op, timeout).await
+        self.peers.ask(self.peer(node)?, route, op, timeout).await
     }
 
     fn stripe(&self, key: &[u8]) -> &tokio::sync::Mutex<()> {

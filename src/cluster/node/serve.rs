@@ -26,7 +26,7 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
 use super::{Node, invalid};
 use crate::cluster::crypto::session::{self, Refused};
-use crate::wire::{self, Route};
+use crate::wire::{self, Route, version};
 
 /// Data-plane connections at most, and connections still in their handshake from one
 /// IP address at most.
@@ -51,37 +51,52 @@ pub(super) struct Refusals {
     pub foreign: AtomicU64,
     /// Accept calls that failed (EMFILE…).
     pub accept_errors: AtomicU64,
+    /// Data-plane connections in a version this node does not speak, and nodes of
+    /// gossip with no version in common (`wire/version.rs`).
+    pub version: AtomicU64,
+    /// The version the last connection refused for its version asked for.
+    pub last_version: AtomicU64,
 }
 
 impl Refusals {
-    fn counts(&self) -> [u64; 5] {
+    pub(super) fn counts(&self) -> [u64; 6] {
         [
             self.unauthentic.load(Ordering::Relaxed),
             self.replayed.load(Ordering::Relaxed),
             self.flood.load(Ordering::Relaxed),
             self.foreign.load(Ordering::Relaxed),
             self.accept_errors.load(Ordering::Relaxed),
+            self.version.load(Ordering::Relaxed),
         ]
     }
 }
 
 /// Says, at most every 10 s, what the node refused since it last said so.
 pub(super) async fn report_refusals(node: Arc<Node>) {
-    const WHAT: [&str; 5] = [
+    const WHAT: [&str; 6] = [
         "that failed authentication (a node with another ephpm.cluster.secret?)",
         "replayed or out of order",
         "connections over a cap or too slow to authenticate",
         "socket clients of another user",
         "failed accepts (out of file descriptors?)",
+        "connections in a data-plane version this node does not speak",
     ];
-    let mut reported = [0u64; 5];
+    let mut reported = [0u64; 6];
     loop {
         tokio::time::sleep(Duration::from_secs(10)).await;
         let now = node.refused.counts();
-        let parts: Vec<String> = (0..5)
+        let mut parts: Vec<String> = (0..WHAT.len())
             .filter(|&i| now[i] > reported[i])
             .map(|i| format!("{} {}", now[i] - reported[i], WHAT[i]))
             .collect();
+        let asked = node.refused.last_version.load(Ordering::Relaxed);
+        if now[5] > reported[5] && asked != 0 {
+            // A connection's refusal names both sides' versions (a member's: `membership.rs`).
+            parts.push(format!(
+                "the last connection asked for version {asked}, this node speaks {}",
+                version::named(version::known())
+            ));
+        }
         if !parts.is_empty() {
             eprintln!(
                 "ephpm: cluster node {}: refused in the last 10 s: {}",
@@ -214,7 +229,7 @@ async fn serve_peer(node: Arc<Node>, mut conn: TcpStream, mut place: Admitted) {
     let keys = node.peers.keys();
     let mut session = match tokio::time::timeout(
         HANDSHAKE_TIMEOUT,
-        session::respond(&mut conn, &keys.secrets),
+        session::respond(&mut conn, &keys.secrets, version::known()),
     )
     .await
     {
@@ -223,6 +238,11 @@ async fn serve_peer(node: Arc<Node>, mut conn: TcpStream, mut place: Admitted) {
             return;
         }
         Ok(Err(why)) => {
+            if let Refused::Version { theirs, .. } = &why {
+                node.refused
+                    .last_version
+                    .store(u64::from(*theirs), Ordering::Relaxed);
+            }
             count(&node, &why);
             return;
         }
@@ -264,6 +284,7 @@ fn count(node: &Node, why: &Refused) {
         Refused::Io(_) => return,
         Refused::Unauthentic => &node.refused.unauthentic,
         Refused::OutOfOrder => &node.refused.replayed,
+        Refused::Version { .. } => &node.refused.version,
     };
     counter.fetch_add(1, Ordering::Relaxed);
 }

@@ -720,6 +720,19 @@ impl Store for RedisStore {
         })
     }
 
+    /// The server's policy evicts without saying what an entry was, and a Redis server
+    /// has no shard locks to repair or find held; `shards` are its masters.
+    fn not_counted(&self) -> &'static [&'static str] {
+        &[
+            "evictions_anonymous",
+            "evictions_cache",
+            "evictions_session",
+            "repairs",
+            "resets",
+            "shards_locked",
+        ]
+    }
+
     /// One HINCRBY on the events hash (`keys::EVENTS`); a failure is dropped.
     fn note(&self, event: Event) {
         let field = EVENT_FIELDS[match event {

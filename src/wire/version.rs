@@ -1,0 +1,108 @@
+//! The versions of the cluster's data plane this build speaks, and the choice of one
+//! with a peer (ARCHITECTURE.md §9.3, which states what may change between versions).
+//!
+//! A version is a small number. Every node publishes the versions it knows in its
+//! gossip state (`GOSSIP_KEY`, e.g. `"2,3"`); a node of a build from before versions
+//! were published says nothing there, and speaks `LEGACY` (2) only. A node that
+//! connects to a peer speaks the highest version both know (`choose`), and names it in
+//! its hello (`crypto/session.rs`); the peer answers in that version when it knows it,
+//! and refuses the connection otherwise. A peer with no version in common is no member
+//! (`cluster/node/membership.rs`), and the refusal names both sides' versions.
+//!
+//! No PHP here, and nothing that depends on the network: the choice is a pure function.
+
+/// A version of the data plane.
+pub type Version = u8;
+
+/// The version of every build from before versions were published: today's.
+pub const LEGACY: Version = 2;
+
+/// The versions this build speaks, oldest first.
+///
+/// With the cargo feature `wire-versions-for-tests`, the environment variable
+/// `EPHPM_WIRE_VERSIONS` (e.g. `2,3`) replaces them, so that one test binary can run
+/// the nodes of an older and a newer build side by side (tests/cluster_versions.rs):
+/// version 3 is this build's protocol under the next version's number and keys, which
+/// is all a version change is to the handshake. Never enable the feature in a build
+/// anyone uses.
+pub fn known() -> &'static [Version] {
+    #[cfg(feature = "wire-versions-for-tests")]
+    {
+        static FROM_ENV: std::sync::OnceLock<Vec<Version>> = std::sync::OnceLock::new();
+        FROM_ENV.get_or_init(|| {
+            std::env::var("EPHPM_WIRE_VERSIONS")
+                .ok()
+                .and_then(|v| parse(&v))
+                .unwrap_or_else(|| vec![LEGACY])
+        })
+    }
+    #[cfg(not(feature = "wire-versions-for-tests"))]
+    {
+        &[LEGACY]
+    }
+}
+
+/// The gossip state key under which a node publishes the versions it knows.
+pub const GOSSIP_KEY: &str = "wire";
+
+/// The versions as a node publishes them: `"2,3"`.
+pub fn publish(versions: &[Version]) -> String {
+    let shown: Vec<String> = versions.iter().map(Version::to_string).collect();
+    shown.join(",")
+}
+
+/// The versions a peer published, or `None` when the text is not a list of them; a peer
+/// that published nothing speaks `[LEGACY]`.
+pub fn parse(text: &str) -> Option<Vec<Version>> {
+    let mut versions = text
+        .split(',')
+        .map(|v| v.trim().parse::<Version>().ok().filter(|&v| v > 0))
+        .collect::<Option<Vec<_>>>()?;
+    versions.sort_unstable();
+    versions.dedup();
+    (!versions.is_empty()).then_some(versions)
+}
+
+/// The version two sides speak: the highest both know, or `None`.
+///
+/// With the cargo feature `no-wire-negotiation` the peer's versions are ignored and
+/// `ours`' highest is spoken, as a build without negotiation would, so that the mixed
+/// fleet's test can be seen to fail. Never enable it in a build anyone uses.
+pub fn choose(ours: &[Version], theirs: &[Version]) -> Option<Version> {
+    if cfg!(feature = "no-wire-negotiation") {
+        return ours.iter().copied().max();
+    }
+    ours.iter().copied().filter(|v| theirs.contains(v)).max()
+}
+
+/// Versions as a sentence names them: "2, 3".
+pub fn named(versions: &[Version]) -> String {
+    let shown: Vec<String> = versions.iter().map(Version::to_string).collect();
+    shown.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_highest_common_version_is_chosen() {
+        assert_eq!(choose(&[2, 3], &[2]), Some(2));
+        assert_eq!(choose(&[2], &[2, 3]), Some(2));
+        assert_eq!(choose(&[2, 3], &[2, 3]), Some(3));
+        assert_eq!(choose(&[3], &[2, 3]), Some(3));
+        if !cfg!(feature = "no-wire-negotiation") {
+            assert_eq!(choose(&[2, 3], &[9]), None);
+        }
+    }
+
+    #[test]
+    fn published_versions_round_trip_and_junk_is_refused() {
+        assert_eq!(parse(&publish(&[2, 3])), Some(vec![2, 3]));
+        assert_eq!(parse("3, 2,3"), Some(vec![2, 3]));
+        for junk in ["", "x", "2,", "0", "300", "2;3"] {
+            assert_eq!(parse(junk), None, "{junk:?}");
+        }
+        assert_eq!(named(&[2, 3]), "2, 3");
+    }
+}
