@@ -11,8 +11,9 @@ use std::time::Duration;
 ///
 /// Returns when woken, when the word no longer holds `expected` (`EAGAIN`), on a signal
 /// (`EINTR`) or at the timeout (`ETIMEDOUT`); the caller re-checks its condition in every
-/// case, so which one it was does not matter.
-pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
+/// case. `true` only for the timeout: a waiter that looks at a stuck holder does so once
+/// per full slice, not after every wake.
+pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) -> bool {
     let ts = libc::timespec {
         tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
         tv_nsec: timeout.subsec_nanos() as libc::c_long,
@@ -31,17 +32,28 @@ pub fn wait(word: &AtomicU32, expected: u32, timeout: Duration) {
             0u32,
         )
     };
-    if rc != 0 {
-        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        debug_assert!(
-            matches!(errno, libc::EAGAIN | libc::EINTR | libc::ETIMEDOUT),
-            "unexpected futex wait errno {errno}"
-        );
+    if rc == 0 {
+        return false;
     }
+    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    debug_assert!(
+        matches!(errno, libc::EAGAIN | libc::EINTR | libc::ETIMEDOUT),
+        "unexpected futex wait errno {errno}"
+    );
+    errno == libc::ETIMEDOUT
+}
+
+/// Wakes at most one process waiting on `word`.
+pub fn wake_one(word: &AtomicU32) {
+    wake(word, 1);
 }
 
 /// Wakes every process waiting on `word`; returns how many were woken.
 pub fn wake_all(word: &AtomicU32) -> usize {
+    wake(word, i32::MAX)
+}
+
+fn wake(word: &AtomicU32, n: i32) -> usize {
     // SAFETY: `word` is a live, aligned 32-bit word; FUTEX_WAKE does not access it beyond
     // using its address as the key. The remaining arguments are ignored by FUTEX_WAKE.
     let rc = unsafe {
@@ -49,7 +61,7 @@ pub fn wake_all(word: &AtomicU32) -> usize {
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAKE,
-            i32::MAX,
+            n,
             std::ptr::null::<libc::timespec>(),
             std::ptr::null::<u32>(),
             0u32,

@@ -39,6 +39,7 @@ mod rwlock;
 mod segment;
 mod shard;
 mod tally;
+mod thread_self;
 mod userdir;
 mod wait;
 

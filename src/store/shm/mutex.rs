@@ -1,30 +1,42 @@
-//! The shard lock: a process-shared, robust pthread mutex that lives inside the segment.
+//! The shard lock: a futex word inside the segment, in the kernel's robust-futex protocol.
 //!
-//! Robust means a holder killed at any instruction does not wedge the store: the kernel
-//! marks the mutex, and the next locker is told so (`EOWNERDEAD`) and must repair what the
-//! dead holder may have left half-done before it marks the mutex consistent again. This
-//! module only speaks pthreads; what "repair" means is the shard's business
-//! (`Shard::repair`).
+//! The lock word is the first word of a process-shared robust `pthread_mutex_t` (glibc's
+//! `__lock`), and it is taken the way glibc takes such a mutex, without calling glibc:
+//! 0 when free, else the holder's kernel thread id, with `WAITERS` set once somebody
+//! sleeps on it and `OWNER_DIED` set by the kernel. An uncontended acquire is one
+//! compare-and-swap, a release one more; a builds that still locks through
+//! `pthread_mutex_lock` (an older ephpm.so in the same pool during an upgrade) excludes
+//! and is excluded by this one, because both speak the same word.
 //!
-//! Robustness is not enough on its own: the kernel only marks mutexes that sit on a dead
-//! thread's robust list. A lock word overwritten by a stray write (another program with
-//! this user's rights, a bug) names an owner that never held it, and a plain
-//! `pthread_mutex_lock` would wait for it forever. So [`lock`] never blocks unbounded:
-//! it waits in slices of `SLICE`, and after each one looks at the owner the lock word
-//! names. An owner shown to be gone, shown not to map this segment, or ourselves (guards
-//! never nest) is not a holder — one whose /proc we may not read (a php-fpm worker, not
-//! dumpable) is taken as one (see [`is_holder`]): the mutex is [`recover`]ed — initialised afresh,
-//! its waiters woken — under a per-shard recovery lock so that exactly one process does
-//! it, and the shard is marked for repair. A live holder that keeps it past `MAX_HOLD`
-//! (a stopped process) is an error, never an endless wait.
+//! A holder killed at any instruction does not wedge the store: while it holds the lock,
+//! its thread's robust-list head (`thread_self.rs`) names the lock in
+//! `list_op_pending`, set before the compare-and-swap and cleared after the release,
+//! so the kernel, at the thread's death, finds the word holding the dead thread's id
+//! and marks it `OWNER_DIED`. The next locker takes it and is told (`Acquired::OwnerDied`):
+//! it must repair what the dead holder may have left half-done (`Shard::repair`). Guards
+//! never nest, so one pending slot is all a thread needs; glibc's own robust list is never
+//! touched (our locks are not on it).
+//!
+//! The kernel only marks words it is told about. A lock word overwritten by a stray write
+//! (another program with this user's rights, a bug) names an owner that never held it,
+//! and a plain futex wait would wait for it forever. So [`lock_contended`] never blocks
+//! unbounded: it waits in slices of `SLICE`, and after each full one looks at the owner
+//! the lock word names. An owner shown to be gone, shown not to map this segment, or
+//! ourselves (guards never nest) is not a holder — one whose /proc we may not read (a
+//! php-fpm worker, not dumpable) is taken as one (see [`is_holder`]): the mutex is
+//! [`recover`]ed — initialised afresh, its waiters woken — under a per-shard recovery
+//! lock so that exactly one process does it, and the shard is marked for repair. A live
+//! holder that keeps it past `MAX_HOLD` (a stopped process) is an error, never an
+//! endless wait.
 
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use super::ShmError;
 use super::futex;
 use super::registry;
+use super::thread_self::{self, ThreadSelf};
 
 /// How long one wait for the lock lasts before its owner is looked at. Shard operations
 /// take microseconds; a holder still there after this is stopped, dead or not real.
@@ -33,8 +45,11 @@ const SLICE: Duration = Duration::from_millis(200);
 /// error: far beyond any operation (a repair of a 2 GiB shard included), short enough
 /// that a stopped process shows up as errors, not as a hung pool.
 pub const MAX_HOLD: Duration = Duration::from_secs(10);
-/// The owner's thread id in a robust mutex's lock word (the kernel's FUTEX_TID_MASK).
-const TID_MASK: i32 = 0x3fff_ffff;
+/// The lock word's bits (linux/futex.h): the owner's thread id, somebody sleeps on the
+/// word, the owner died holding it (set by the kernel).
+const TID_MASK: u32 = 0x3fff_ffff;
+const WAITERS: u32 = 0x8000_0000;
+const OWNER_DIED: u32 = 0x4000_0000;
 
 /// The segment a mutex lives in, for telling a real holder from a stray lock word.
 #[derive(Debug, Clone, Copy)]
@@ -50,8 +65,8 @@ pub struct Segment {
 pub enum Acquired {
     /// The previous holder unlocked normally; the state it guards is consistent.
     Clean,
-    /// The previous holder died holding the lock. The caller holds the lock now, must
-    /// repair the state it guards, then call [`mark_consistent`] before unlocking.
+    /// The previous holder died holding the lock. The caller holds the lock now and must
+    /// repair the state it guards before unlocking.
     OwnerDied,
 }
 
@@ -61,7 +76,7 @@ pub enum Stuck {
     /// Its lock word or type was garbage, or its owner was gone: the caller must
     /// initialise it afresh (see [`recover`]) under the shard's recovery lock, if the
     /// word still reads `word` there.
-    Broken { word: i32 },
+    Broken { word: u32 },
 }
 
 /// Initialises a process-shared robust mutex in place.
@@ -96,37 +111,63 @@ pub unsafe fn init(m: *mut libc::pthread_mutex_t) -> Result<(), ShmError> {
     }
 }
 
-/// Takes the mutex if it is free and sound: the uncontended case, inlined into every
-/// operation (one check of the mutex's type, one trylock, no clock read). `None`: it is
-/// busy or looks broken; the caller goes on with [`lock_contended`].
+/// Takes the mutex if it is free: the uncontended case, inlined into every operation
+/// (one compare-and-swap, no system call, no clock read). `None`: it is busy; the caller
+/// goes on with [`lock_contended`].
 ///
 /// # Safety
 /// - `m` must point to a mutex initialised by [`init`] in a mapping that stays valid
 ///   until the matching [`unlock`].
-/// - The calling thread must not hold it already (it is not recursive).
+/// - The calling thread must hold no shard lock (guards never nest).
 #[inline(always)]
 pub unsafe fn try_lock(m: *mut libc::pthread_mutex_t) -> Option<Acquired> {
-    #[cfg(feature = "no-lock-recovery")]
     // SAFETY: forwarded to the caller.
-    return match unsafe { libc::pthread_mutex_lock(m) } {
-        libc::EOWNERDEAD => Some(Acquired::OwnerDied),
-        _ => Some(Acquired::Clean),
-    };
-    // SAFETY: forwarded to the caller: `m` is a live mutex in the mapping.
-    if !unsafe { kind_is_ours(m) } {
-        return None;
-    }
-    // SAFETY: forwarded to the caller.
-    match unsafe { libc::pthread_mutex_trylock(m) } {
-        0 => Some(Acquired::Clean),
-        libc::EOWNERDEAD => Some(Acquired::OwnerDied),
-        _ => None,
-    }
+    unsafe { claim(m, thread_self::current(), 0) }
 }
 
-/// Locks the mutex once [`try_lock`] could not: waits in bounded slices, looking at the
-/// owner after each, at most `MAX_HOLD` for a live holder. `Err(Ok(Stuck))` when the
-/// mutex is broken (see the module doc): the caller recovers it and tries again.
+/// One attempt to take the word: free (0) or left by a dead owner (`OWNER_DIED`, no
+/// owner). `also` is `WAITERS` for a locker that has slept on the word: others may still
+/// sleep there, so its release must wake one.
+///
+/// # Safety
+/// As [`try_lock`].
+#[inline(always)]
+unsafe fn claim(m: *mut libc::pthread_mutex_t, me: ThreadSelf, also: u32) -> Option<Acquired> {
+    // SAFETY: forwarded to the caller.
+    let word = unsafe { lock_word(m) };
+    // Parked before the word can name us: a death from here on is the kernel's to mark.
+    // SAFETY: `me.head` is this thread's registered head or null.
+    unsafe { park(me, m) };
+    // AcqRel: acquires what the last holder wrote, and keeps the parking before it.
+    let seen =
+        match word.compare_exchange(0, me.tid as u32 | also, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => {
+                // SAFETY: we hold `m` now.
+                unsafe { set_owner(m, me.tid) };
+                return Some(Acquired::Clean);
+            }
+            Err(seen) => seen,
+        };
+    if seen & TID_MASK == 0 && seen & OWNER_DIED != 0 {
+        let mine = me.tid as u32 | (seen & WAITERS) | also;
+        if word
+            .compare_exchange(seen, mine, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            // SAFETY: we hold `m` now.
+            unsafe { set_owner(m, me.tid) };
+            return Some(Acquired::OwnerDied);
+        }
+    }
+    // SAFETY: as above.
+    unsafe { park(me, std::ptr::null_mut()) };
+    None
+}
+
+/// Locks the mutex once [`try_lock`] could not: sleeps on the word in bounded slices,
+/// looking at the owner after each full one, at most `MAX_HOLD` for a live holder.
+/// `Err(Ok(Stuck))` when the mutex is broken (see the module doc): the caller recovers
+/// it and tries again.
 ///
 /// # Safety
 /// As [`try_lock`].
@@ -137,40 +178,54 @@ pub unsafe fn lock_contended(
     seg: Segment,
     shard: usize,
 ) -> Result<Acquired, Result<Stuck, ShmError>> {
+    let me = thread_self::current();
+    // SAFETY: forwarded to the caller.
+    let word = unsafe { lock_word(m) };
+    let mut also = 0;
     let mut start: Option<Instant> = None;
     loop {
-        // SAFETY: forwarded to the caller: `m` is a live mutex in the mapping.
-        let word = unsafe { lock_word(m) }.load(Ordering::Relaxed);
-        // SAFETY: as above.
-        if !unsafe { kind_is_ours(m) } {
-            return Err(Ok(Stuck::Broken { word }));
+        // SAFETY: forwarded to the caller.
+        if let Some(acquired) = unsafe { claim(m, me, also) } {
+            return Ok(acquired);
         }
-        // SAFETY: forwarded to the caller; `deadline` is a valid timespec on our stack.
-        match unsafe { libc::pthread_mutex_timedlock(m, &deadline(SLICE)) } {
-            0 => return Ok(Acquired::Clean),
-            libc::EOWNERDEAD => return Ok(Acquired::OwnerDied),
-            libc::ETIMEDOUT => {
-                // SAFETY: as above.
-                let word = unsafe { lock_word(m) }.load(Ordering::Relaxed);
-                let owner = word & TID_MASK;
-                if owner == 0 {
-                    continue; // released just now
-                }
-                if !is_holder(owner, seg) {
-                    return Err(Ok(Stuck::Broken { word }));
-                }
-                let waited = start.get_or_insert_with(Instant::now).elapsed() + SLICE;
-                if waited >= MAX_HOLD {
-                    return Err(Err(ShmError::LockHeld {
-                        shard,
-                        owner,
-                        held_ms: waited.as_millis() as u64,
-                    }));
-                }
-            }
-            // ENOTRECOVERABLE (a repairer died before marking it consistent and the mark
-            // was lost), EINVAL, EDEADLK, EAGAIN: a mutex in a state only garbage explains.
-            _ => return Err(Ok(Stuck::Broken { word })),
+        let seen = word.load(Ordering::Relaxed);
+        if seen == 0 || seen & (TID_MASK | OWNER_DIED) == OWNER_DIED {
+            continue; // released, or its owner died, just now
+        }
+        let recovers = !cfg!(feature = "no-lock-recovery");
+        // No owner but bits nobody writes alone, or a type glibc would misread (an
+        // older build in the pool locks through glibc): garbage.
+        // SAFETY: as above.
+        if recovers && (seen & TID_MASK == 0 || !unsafe { kind_is_ours(m) }) {
+            return Err(Ok(Stuck::Broken { word: seen }));
+        }
+        if seen & WAITERS == 0
+            && word
+                .compare_exchange(seen, seen | WAITERS, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            continue;
+        }
+        also = WAITERS;
+        if !futex::wait(word, seen | WAITERS, SLICE) || !recovers {
+            continue; // woken, or the word moved: try again
+        }
+        // A whole slice without a release: look at the holder.
+        let now = word.load(Ordering::Relaxed);
+        let owner = (now & TID_MASK) as i32;
+        if owner == 0 {
+            continue;
+        }
+        if !is_holder(owner, seg) {
+            return Err(Ok(Stuck::Broken { word: now }));
+        }
+        let waited = start.get_or_insert_with(Instant::now).elapsed() + SLICE;
+        if waited >= MAX_HOLD {
+            return Err(Err(ShmError::LockHeld {
+                shard,
+                owner,
+                held_ms: waited.as_millis() as u64,
+            }));
         }
     }
 }
@@ -197,10 +252,10 @@ pub unsafe fn recover(
     before_init();
     // SAFETY: `m` is writable memory of the mapping, aligned for a mutex; nobody holds it
     // (its owner is gone or never existed) and the recovery lock keeps other recoverers
-    // out. Waiters inside pthread_mutex_lock sleep on the lock word and retry when woken.
+    // out. Waiters sleep on the lock word and try again when woken.
     unsafe { init(m)? };
-    // SAFETY: the lock word is the mutex's first 32-bit field (see `lock_word`).
-    futex::wake_all(unsafe { &*lock_word(m).as_ptr().cast::<AtomicU32>() });
+    // SAFETY: forwarded to the caller.
+    futex::wake_all(unsafe { lock_word(m) });
     Ok(())
 }
 
@@ -214,17 +269,56 @@ pub unsafe fn is_locked(m: *mut libc::pthread_mutex_t) -> bool {
     unsafe { lock_word(m) }.load(Ordering::Relaxed) & TID_MASK != 0
 }
 
-/// The mutex's lock word (glibc: `__data.__lock`, its first field; for a robust mutex
-/// the owner's tid with the waiters and owner-died bits).
+/// The mutex's lock word (glibc: `__data.__lock`, its first field).
 ///
 /// # Safety
 /// `m` points to a live mutex.
-unsafe fn lock_word<'a>(m: *mut libc::pthread_mutex_t) -> &'a AtomicI32 {
-    // SAFETY: the mutex is at least 4 bytes and 4-aligned; the kernel and glibc access
-    // this word atomically, so do we.
-    unsafe { &*m.cast::<AtomicI32>() }
+unsafe fn lock_word<'a>(m: *mut libc::pthread_mutex_t) -> &'a AtomicU32 {
+    // SAFETY: the mutex is at least 4 bytes and 4-aligned; the kernel and every locker
+    // access this word atomically, so do we.
+    unsafe { &*m.cast::<AtomicU32>() }
 }
 
+/// Names `m` (or nothing, for null) as the lock this thread takes or holds, where the
+/// kernel looks at the thread's death (see the module doc).
+///
+/// # Safety
+/// `m` is null or a live mutex; `me` is the calling thread (`thread_self::current`).
+#[inline(always)]
+unsafe fn park(me: ThreadSelf, m: *mut libc::pthread_mutex_t) {
+    if me.head.is_null() {
+        return;
+    }
+    let entry = if m.is_null() {
+        std::ptr::null_mut()
+    } else {
+        m.cast::<u8>().wrapping_add(LIST_NEXT_OFFSET).cast()
+    };
+    // SAFETY: `me.head` is the calling thread's registered robust head, which lives as
+    // long as the thread; only this thread and the kernel (at its death) use the slot,
+    // and glibc only uses it inside its own robust-mutex calls, which never run while we
+    // hold a shard lock.
+    unsafe { AtomicPtr::from_ptr(&raw mut (*me.head).list_op_pending) }
+        .store(entry, Ordering::Relaxed);
+}
+
+/// Writes glibc's `__owner` as glibc's own lock does, so that a build locking through
+/// glibc finds the mutex consistent after us.
+///
+/// # Safety
+/// The calling thread holds `m`.
+#[inline(always)]
+unsafe fn set_owner(m: *mut libc::pthread_mutex_t, tid: i32) {
+    // SAFETY: OWNER_OFFSET + 4 is inside the mutex and 4-aligned; only the holder writes it.
+    unsafe { AtomicU32::from_ptr(m.cast::<u8>().add(OWNER_OFFSET).cast()) }
+        .store(tid as u32, Ordering::Relaxed);
+}
+
+/// The robust-list entry we park: the kernel finds the lock word `futex_offset` bytes
+/// from it, and glibc registers every thread's head with `__lock` − `__list.__next`, so
+/// the entry is the mutex's `__list.__next` (`thread_self` uses no head registered
+/// otherwise).
+const LIST_NEXT_OFFSET: usize = -thread_self::GLIBC_FUTEX_OFFSET as usize;
 /// Offset of glibc's `__data.__owner` (the holder's tid, kept beside the lock word).
 const OWNER_OFFSET: usize = 8;
 /// Offset of glibc's `__data.__kind` (the mutex type and flags) in `pthread_mutex_t`, on
@@ -339,55 +433,35 @@ fn maps_inode(tid: i32, ino: u64) -> Option<bool> {
     }
 }
 
-/// An absolute CLOCK_REALTIME deadline `d` from now, as pthread_mutex_timedlock wants.
-fn deadline(d: Duration) -> libc::timespec {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer; CLOCK_REALTIME always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    let nanos = ts.tv_nsec as u64 + d.subsec_nanos() as u64;
-    libc::timespec {
-        tv_sec: ts.tv_sec + d.as_secs() as libc::time_t + (nanos / 1_000_000_000) as libc::time_t,
-        tv_nsec: (nanos % 1_000_000_000) as libc::c_long,
-    }
-}
-
-/// Declares the state guarded by a mutex taken with `Acquired::OwnerDied` repaired.
+/// Unlocks the mutex: one compare-and-swap, and a wake when somebody sleeps on the word.
+/// A word that no longer names us (overwritten, or recovered while we were stopped and
+/// now another's) is left as it is — never released in another's name — and its
+/// sleepers are woken to look at it.
 ///
 /// # Safety
-/// - The calling thread must hold `m`, acquired with `Acquired::OwnerDied`.
-pub unsafe fn mark_consistent(m: *mut libc::pthread_mutex_t) {
-    // SAFETY: forwarded to the caller. The only documented error is EINVAL (not robust or
-    // not inconsistent), which the contract excludes.
-    let rc = unsafe { libc::pthread_mutex_consistent(m) };
-    debug_assert_eq!(rc, 0, "pthread_mutex_consistent");
-}
-
-/// Unlocks the mutex. A lock word overwritten while we held it (glibc then refuses with
-/// EPERM, and the mutex would stay locked in a name nobody answers to) is restored to
-/// ours first, so that the unlock, and the robust list it is on, stay right.
-///
-/// # Safety
-/// - The calling thread must hold `m`.
+/// - The calling thread took `m` with [`try_lock`] or [`lock_contended`] and has not
+///   unlocked it since.
+#[inline(always)]
 pub unsafe fn unlock(m: *mut libc::pthread_mutex_t) {
+    let me = thread_self::current();
     // SAFETY: forwarded to the caller.
-    if unsafe { libc::pthread_mutex_unlock(m) } == 0 {
-        return;
+    let word = unsafe { lock_word(m) };
+    // SAFETY: we hold `m`; 0 is what glibc leaves there when nobody holds the mutex.
+    unsafe { set_owner(m, 0) };
+    // AcqRel: publishes the guarded state, and keeps the unparking below after it.
+    let was = match word.compare_exchange(me.tid as u32, 0, Ordering::AcqRel, Ordering::Relaxed) {
+        Ok(was) => was,
+        Err(seen) if seen & TID_MASK == me.tid as u32 => word.swap(0, Ordering::AcqRel),
+        Err(_) => {
+            futex::wake_all(word);
+            0
+        }
+    };
+    // SAFETY: `me` is the calling thread.
+    unsafe { park(me, std::ptr::null_mut()) };
+    if was & WAITERS != 0 {
+        futex::wake_one(word);
     }
-    // The waiters bit makes the unlock wake anybody who slept on the garbage word.
-    const FUTEX_WAITERS: i32 = i32::MIN;
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() };
-    // SAFETY: we hold the mutex (contract): nobody else writes its lock word or owner.
-    unsafe {
-        lock_word(m).store(tid | FUTEX_WAITERS, Ordering::Relaxed);
-        m.cast::<u8>().add(OWNER_OFFSET).cast::<i32>().write(tid);
-    }
-    // SAFETY: as above; if even this fails the shard's lock is broken and the next
-    // locker's bounded wait recovers it.
-    let _ = unsafe { libc::pthread_mutex_unlock(m) };
 }
 
 fn check(rc: i32, what: &'static str) -> Result<(), ShmError> {
@@ -395,5 +469,167 @@ fn check(rc: i32, what: &'static str) -> Result<(), ShmError> {
         Ok(())
     } else {
         Err(ShmError::Os(what, io::Error::from_raw_os_error(rc)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    /// A mutex in a shared mapping of a file, as a shard's is: a waiter's look at the
+    /// holder finds the file's inode in the holder's maps.
+    struct Mapped {
+        file: std::fs::File,
+        m: *mut libc::pthread_mutex_t,
+    }
+
+    // SAFETY: the mapping is shared memory that outlives every thread of a test; the
+    // mutex in it is what the threads synchronise on.
+    unsafe impl Send for Mapped {}
+    // SAFETY: as above.
+    unsafe impl Sync for Mapped {}
+
+    impl Mapped {
+        fn new(name: &str) -> Self {
+            let path =
+                std::env::temp_dir().join(format!("ephpm-mutex-{name}-{}", std::process::id()));
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .expect("file");
+            let _ = std::fs::remove_file(&path);
+            file.set_len(4096).expect("size");
+            // SAFETY: a fresh shared mapping of a 4096-byte file we own.
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    4096,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    file.as_raw_fd(),
+                    0,
+                )
+            };
+            assert_ne!(p, libc::MAP_FAILED);
+            let m = p.cast::<libc::pthread_mutex_t>();
+            // SAFETY: zero-filled, aligned, used by nobody yet.
+            unsafe { init(m) }.expect("init");
+            Mapped { file, m }
+        }
+
+        fn seg(&self) -> Segment {
+            use std::os::unix::fs::MetadataExt;
+            Segment {
+                ino: self.file.metadata().expect("stat").ino(),
+                fd: self.file.as_raw_fd(),
+            }
+        }
+
+        fn lock(&self) -> Result<Acquired, Result<Stuck, ShmError>> {
+            // SAFETY: a live mutex of ours; the tests never nest locks.
+            match unsafe { try_lock(self.m) } {
+                Some(a) => Ok(a),
+                // SAFETY: as above.
+                None => unsafe { lock_contended(self.m, self.seg(), 0) },
+            }
+        }
+
+        fn raw(&self) -> *mut libc::pthread_mutex_t {
+            self.m
+        }
+
+        fn word(&self) -> u32 {
+            // SAFETY: a live mutex.
+            unsafe { lock_word(self.m) }.load(Ordering::Relaxed)
+        }
+    }
+
+    #[test]
+    fn a_holder_that_dies_is_marked_by_the_kernel_and_the_next_locker_told() {
+        let mapped = Mapped::new("died");
+        std::thread::scope(|s| {
+            // Joined, not only ended: the kernel looks at a thread's robust head as the
+            // thread exits, after its closure has returned.
+            let holder = s.spawn(|| assert_eq!(mapped.lock().expect("lock"), Acquired::Clean));
+            holder.join().expect("holder");
+        });
+        // The thread ended holding it: the kernel found it parked and marked the word.
+        assert_eq!(mapped.word() & (TID_MASK | OWNER_DIED), OWNER_DIED);
+        assert_eq!(mapped.lock().expect("lock"), Acquired::OwnerDied);
+        // SAFETY: we hold it.
+        unsafe { unlock(mapped.m) };
+        assert_eq!(mapped.lock().expect("lock"), Acquired::Clean);
+        // SAFETY: we hold it.
+        unsafe { unlock(mapped.m) };
+        assert_eq!(mapped.word(), 0);
+    }
+
+    #[test]
+    fn a_stray_word_naming_nobody_is_found_broken() {
+        let mapped = Mapped::new("stray");
+        // A thread id that no longer exists: a child that has been reaped.
+        // SAFETY: the child exits at once.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: async-signal-safe exit of the child.
+            unsafe { libc::_exit(0) };
+        }
+        let mut status = 0;
+        // SAFETY: our own child; valid out-pointer.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        // SAFETY: a live mutex nobody holds.
+        unsafe { lock_word(mapped.m) }.store(pid as u32, Ordering::Relaxed);
+        match mapped.lock() {
+            Err(Ok(Stuck::Broken { word })) => assert_eq!(word & TID_MASK, pid as u32),
+            other => panic!("expected Broken, got {other:?}"),
+        }
+        // A word with a waiters bit and no owner is nobody's either.
+        // SAFETY: as above.
+        unsafe { lock_word(mapped.m) }.store(WAITERS, Ordering::Relaxed);
+        assert!(matches!(mapped.lock(), Err(Ok(Stuck::Broken { .. }))));
+    }
+
+    #[test]
+    fn glibcs_locker_and_ours_exclude_each_other() {
+        const ROUNDS: u64 = 20_000;
+        let mapped = Mapped::new("mixed");
+        let counter = std::cell::UnsafeCell::new(0u64);
+        struct Shared<'a>(&'a std::cell::UnsafeCell<u64>);
+        // SAFETY: only touched under the mutex.
+        unsafe impl Sync for Shared<'_> {}
+        let shared = Shared(&counter);
+        let bump = |shared: &Shared<'_>| {
+            // SAFETY: we hold the mutex; a read and a write apart, as a lost update needs.
+            unsafe {
+                let v = std::ptr::read_volatile(shared.0.get());
+                std::hint::spin_loop();
+                std::ptr::write_volatile(shared.0.get(), v + 1);
+            }
+        };
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..ROUNDS {
+                    // SAFETY: the robust mutex `init` made, as an older build locks it.
+                    assert_eq!(unsafe { libc::pthread_mutex_lock(mapped.raw()) }, 0);
+                    bump(&shared);
+                    // SAFETY: held by this thread.
+                    assert_eq!(unsafe { libc::pthread_mutex_unlock(mapped.raw()) }, 0);
+                }
+            });
+            s.spawn(|| {
+                for _ in 0..ROUNDS {
+                    assert_eq!(mapped.lock().expect("lock"), Acquired::Clean);
+                    bump(&shared);
+                    // SAFETY: held by this thread.
+                    unsafe { unlock(mapped.raw()) };
+                }
+            });
+        });
+        assert_eq!(counter.into_inner(), 2 * ROUNDS);
+        assert_eq!(mapped.word(), 0);
     }
 }

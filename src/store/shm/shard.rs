@@ -187,9 +187,9 @@ impl Shard {
     #[inline]
     pub fn lock(&self, wait: WaitTable) -> Result<Guard<'_>, ShmError> {
         let m = self.mutex();
-        // SAFETY: `m` is a robust mutex of the mapping (Shard::format); NTS PHP calls us
-        // from one thread, and no Guard of this shard is alive in this thread (guards
-        // never nest).
+        // SAFETY: `m` is a mutex of the mapping (Shard::format); no Guard of any shard is
+        // alive in this thread (guards never nest: every operation takes one shard lock
+        // and drops it before it takes another).
         let acquired = match unsafe { mutex::try_lock(m) } {
             Some(acquired) => acquired,
             None => self.lock_contended(m)?,
@@ -281,8 +281,6 @@ impl Shard {
         if acquired == Acquired::OwnerDied {
             // Marked first, so that dying during the repair makes the next locker repair.
             h.needs_repair = 1;
-            // SAFETY: we hold `m`, acquired with OwnerDied.
-            unsafe { mutex::mark_consistent(m) };
         }
         #[cfg(feature = "no-lock-recovery")]
         if h.needs_repair != 0 {
