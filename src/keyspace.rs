@@ -74,10 +74,6 @@ impl Keyspace {
         })
     }
 
-    /// See `Store::read`: `visit` runs under the store's lock.
-    pub fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
-        self.with_key(key, |s, k| s.read(k, visit))
-    }
     /// The checked, prefixed form of `key`, as the store sees it (lock names use it).
     pub fn full_key(&self, key: &[u8]) -> Result<Vec<u8>> {
         check_key(key)?;

@@ -8,6 +8,7 @@
 use std::ffi::CString;
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ext_php_rs::class::RegisteredClass;
@@ -54,13 +55,19 @@ pub fn run(
     if let Some(warning) = crate::store::shm::notice::take() {
         super::error::warn(warning);
     }
-    if BAILED_OUT.replace(false) {
+    // The process-wide count first: the thread-local behind it costs a `__tls_get_addr`
+    // a call, and is only worth looking at once some thread has had a bailout.
+    if BAILOUTS_PENDING.load(Ordering::Relaxed) != 0 && BAILED_OUT.replace(false) {
+        BAILOUTS_PENDING.fetch_sub(1, Ordering::Relaxed);
         // SAFETY: the handler's frames have returned and released what they held (locks
         // included); the fatal error caught by `guarded` goes on from here, as PHP's own
         // zend_try/zend_catch users re-raise it.
         unsafe { ext_php_rs::zend::bailout() };
     }
 }
+
+/// How many threads have a bailout `run` has not re-raised yet (`BAILED_OUT` set).
+static BAILOUTS_PENDING: AtomicUsize = AtomicUsize::new(0);
 
 thread_local! {
     /// Set by `guarded` when PHP code it ran hit a fatal error (a bailout).
@@ -75,7 +82,9 @@ pub fn guarded<R>(f: impl FnOnce() -> Option<R>) -> Option<R> {
     match ext_php_rs::zend::try_catch(AssertUnwindSafe(f)) {
         Ok(r) => r,
         Err(ext_php_rs::zend::CatchError::Bailout) => {
-            BAILED_OUT.set(true);
+            if !BAILED_OUT.replace(true) {
+                BAILOUTS_PENDING.fetch_add(1, Ordering::Relaxed);
+            }
             None
         }
         Err(_) => {

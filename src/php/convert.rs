@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use ext_php_rs::boxed::ZBox;
 use ext_php_rs::flags::DataType;
 use ext_php_rs::types::{ZendStr, Zval};
-use ext_php_rs::zend::{ExecutorGlobals, bailout, ce, try_catch};
+use ext_php_rs::zend::{ExecutorGlobals, ce};
 
 use super::error::warn;
 use super::ffi;
@@ -26,20 +26,15 @@ const SCRATCH_KEEP: usize = 1 << 20;
 /// Runs `f` with the reusable read buffer. Re-entrant (an `__unserialize` that reads
 /// the store gets a buffer of its own).
 pub fn with_scratch<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
-    let mut buf = take_scratch();
-    let r = f(&mut buf);
-    give_back(buf);
-    r
-}
-
-fn take_scratch() -> Vec<u8> {
-    SCRATCH.with(|s| s.take())
-}
-
-fn give_back(buf: Vec<u8>) {
-    if buf.capacity() <= SCRATCH_KEEP {
-        SCRATCH.with(|s| s.replace(buf));
-    }
+    // One thread-local lookup a call (in a shared object each costs a `__tls_get_addr`).
+    SCRATCH.with(|scratch| {
+        let mut buf = scratch.take();
+        let r = f(&mut buf);
+        if buf.capacity() <= SCRATCH_KEEP {
+            scratch.replace(buf);
+        }
+        r
+    })
 }
 
 /// Converts `zv` to a storable value and hands it to `f`; `None` when the value cannot
@@ -98,35 +93,18 @@ fn serialize(zv: &Zval) -> Option<ZBox<ZendStr>> {
     (!ExecutorGlobals::has_exception()).then_some(s)
 }
 
-/// Strings of at least this many bytes are copied once, from the store straight into a
-/// new PHP string, while the store holds its lock (when PHP's memory certainly has room
-/// for it, see `room_for_string`); smaller ones are copied to the scratch buffer first,
-/// which costs less than guarding the allocation.
-const DIRECT_COPY: usize = 2048;
-
-/// Zend's allocator (Zend/zend_alloc.h): memory comes in chunks of 2 MiB cut into pages
-/// of 4 KiB; a block larger than a chunk less a page is "huge", mapped by itself and
-/// rounded up to whole pages. A zend_string adds a 24-byte header and a NUL.
-const ZEND_MM_CHUNK_SIZE: usize = 2 << 20;
+/// Zend's allocator (Zend/zend_alloc.h): memory comes in pages of 4 KiB (a small string
+/// rounds up to less, a large one to whole pages). A zend_string adds a 24-byte header
+/// and a NUL.
 const ZEND_MM_PAGE_SIZE: usize = 4096;
 const ZSTR_OVERHEAD: usize = 24 + 1;
 
-/// Whether PHP's memory_limit leaves room for a new PHP string of `len` bytes.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Room {
-    /// Certainly: the allocation cannot hit the limit.
-    Certain,
-    /// Probably: it fits, unless it needs a new chunk the limit has no room for; allocate
-    /// it only where a fatal error would hold no lock.
-    Probable,
-    /// No: allocating it would end the request with a fatal error.
-    None { left: usize },
-}
-
-/// How `room_for_string(len)` stands, from memory_limit and what the request's heap
-/// already holds. The allocator compares the limit with its *real* size (whole chunks and
-/// huge blocks, `zend_memory_usage(true)`), which is never below the bytes in use.
-pub fn room_for_string(len: usize) -> Room {
+/// `Some(left)` when PHP's memory_limit certainly has no room for a new PHP string of
+/// `len` bytes (`left` bytes remain): the caller refuses with an exception instead of
+/// letting the allocation end the request with a fatal error. The allocator compares the
+/// limit with its *real* size (whole chunks and huge blocks, `zend_memory_usage(true)`),
+/// which is never below the bytes in use, so this never refuses what would fit.
+pub fn no_room_for_string(len: usize) -> Option<usize> {
     // Read straight from PHP's core globals: ext-php-rs's `ProcessGlobals::get()` takes a
     // process-wide RwLock on every call, which cost a quarter of a cached get (measured
     // with perf). Only this thread writes memory_limit (ini_set), and not while we read.
@@ -134,89 +112,14 @@ pub fn room_for_string(len: usize) -> Room {
     // for the whole request.
     let limit = unsafe { (*ext_php_rs::ffi::ext_php_rs_process_globals()).memory_limit };
     // -1 (no limit) or an unset limit: the allocator grants anything.
-    let Ok(limit) = usize::try_from(limit) else {
-        return Room::Certain;
-    };
+    let limit = usize::try_from(limit).ok()?;
     // SAFETY: reads the current heap's counters; called inside a request.
     let used = unsafe { ffi::zend_memory_usage(true) };
     let left = limit.saturating_sub(used);
     let block = len
         .saturating_add(ZSTR_OVERHEAD)
         .next_multiple_of(ZEND_MM_PAGE_SIZE);
-    if block > left {
-        Room::None { left }
-    } else if block > ZEND_MM_CHUNK_SIZE - ZEND_MM_PAGE_SIZE
-        || block.saturating_add(ZEND_MM_CHUNK_SIZE) <= left
-    {
-        // A huge block is checked against the limit by its own size, which fits; anything
-        // smaller needs at most one new chunk, which fits too.
-        Room::Certain
-    } else {
-        Room::Probable
-    }
-}
-
-/// What a read left to do once the store's lock is released.
-enum Landed {
-    /// `out` holds the value.
-    Done,
-    /// The value's bytes, copied into the scratch buffer.
-    Str(Vec<u8>),
-    Serialized(Vec<u8>),
-    /// A string of this many bytes that PHP's memory_limit has no room for: not copied.
-    TooLarge {
-        len: usize,
-        left: usize,
-    },
-    /// Allocating the PHP string hit the memory limit after all: PHP's fatal error must
-    /// go on.
-    Bailout,
-}
-
-/// Lands a value shown under the store's lock. Nothing here may longjmp out while the
-/// lock is held: a string is allocated here only when memory_limit certainly has room
-/// for it (else it is copied to the scratch buffer, or refused), and that allocation
-/// runs inside `try_catch`, which turns an engine bailout into a value, re-raised after
-/// the lock is released.
-fn land(p: Value<'_>, out: &mut Zval) -> Landed {
-    match p {
-        Value::Str(b) => match room_for_string(b.len()) {
-            Room::None { left } => Landed::TooLarge { len: b.len(), left },
-            Room::Certain if b.len() >= DIRECT_COPY => match try_catch(|| ZendStr::new(b, false)) {
-                Ok(s) => {
-                    out.set_zend_string(s);
-                    Landed::Done
-                }
-                Err(_) => Landed::Bailout,
-            },
-            _ => {
-                let mut buf = take_scratch();
-                p.copy_into(&mut buf);
-                Landed::Str(buf)
-            }
-        },
-        Value::Serialized(_) => {
-            let mut buf = take_scratch();
-            p.copy_into(&mut buf);
-            Landed::Serialized(buf)
-        }
-        Value::Int(n) => {
-            out.set_long(n);
-            Landed::Done
-        }
-        Value::Float(x) => {
-            out.set_double(x);
-            Landed::Done
-        }
-        Value::Bool(b) => {
-            out.set_bool(b);
-            Landed::Done
-        }
-        Value::Null => {
-            out.set_null();
-            Landed::Done
-        }
-    }
+    (block > left).then_some(left)
 }
 
 /// The outcome of `fetch`.
@@ -232,30 +135,27 @@ pub enum Fetch {
     TooLarge { len: usize, left: usize },
 }
 
-/// Reads `key` into `out`.
+/// Reads `key` into `out`: the value is copied once out of the store, into the scratch
+/// buffer, and from there into the PHP value. No store lock is held by then, so making
+/// the PHP value may end the request (memory_limit, a fatal error in `__unserialize`)
+/// without holding up anybody.
 pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Result<Fetch> {
-    let mut landed = Landed::Done;
-    if space.read(key, &mut |p| landed = land(p, out))?.is_none() {
-        return Ok(Fetch::Miss);
-    }
-    let ok = match landed {
-        Landed::Done => true,
-        Landed::Str(buf) => {
-            let ok = from_value(Value::Str(&buf), out);
-            give_back(buf);
-            ok
+    with_scratch(|buf| {
+        let Some(hit) = space.get(key, buf)? else {
+            return Ok(Fetch::Miss);
+        };
+        if let (Fetched::Str, Some(left)) = (hit.value, no_room_for_string(buf.len())) {
+            return Ok(Fetch::TooLarge {
+                len: buf.len(),
+                left,
+            });
         }
-        Landed::Serialized(buf) => {
-            let ok = from_value(Value::Serialized(&buf), out);
-            give_back(buf);
-            ok
-        }
-        Landed::TooLarge { len, left } => return Ok(Fetch::TooLarge { len, left }),
-        // SAFETY: no lock is held any more, and no frame between here and the handler
-        // owns anything that needs dropping.
-        Landed::Bailout => unsafe { bailout() },
-    };
-    Ok(if ok { Fetch::Hit } else { Fetch::Miss })
+        Ok(if from_value(hit.value.with(buf), out) {
+            Fetch::Hit
+        } else {
+            Fetch::Miss
+        })
+    })
 }
 
 /// Converts an engine value to PHP into `out`; false when a stored array or object could

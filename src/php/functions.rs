@@ -16,7 +16,7 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::ExecuteData;
 
 use super::call::{Call, Handler, MAX_SECONDS, run};
-use super::convert::{Room, room_for_string, to_php_string, with_scratch};
+use super::convert::{no_room_for_string, to_php_string, with_scratch};
 use super::error::value_error;
 use super::error::{throw, too_large_message, warn};
 use super::open_keyspace;
@@ -82,7 +82,7 @@ fn seconds(c: &Call, arg: u32, default: i64) -> Option<Option<Duration>> {
 /// A stored value as a PHP string, or `None` with a warning and `false` in `rv` when
 /// memory_limit has no room for it (as for any store failure here).
 fn php_string(bytes: &[u8], key: &[u8], rv: &mut Zval) -> Option<Zval> {
-    if let Room::None { left } = room_for_string(bytes.len()) {
+    if let Some(left) = no_room_for_string(bytes.len()) {
         warn(&too_large_message(key, bytes.len(), left));
         rv.set_bool(false);
         return None;

@@ -11,7 +11,7 @@ use ext_php_rs::zend::{ExecuteData, ExecutorGlobals, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name};
 use super::class::{native_class, nullable, public};
-use super::convert::{Fetch, Room, fetch, from_value, room_for_string, with_scratch, with_value};
+use super::convert::{Fetch, fetch, from_value, no_room_for_string, with_scratch, with_value};
 use super::error::value_error;
 use super::error::{throw, throw_new, too_large};
 use super::open_keyspace;
@@ -319,7 +319,7 @@ extern "C" fn get_many(ex: &mut ExecuteData, rv: &mut Zval) {
             if failed {
                 return;
             }
-            if let (Fetched::Str, Room::None { left }) = (hit.value, room_for_string(bytes.len())) {
+            if let (Fetched::Str, Some(left)) = (hit.value, no_room_for_string(bytes.len())) {
                 too_large(WHAT, wanted[i], bytes.len(), left);
                 failed = true;
                 return;

@@ -314,6 +314,7 @@ impl ShmStore {
         Ok(n)
     }
 
+    #[inline(always)]
     fn locked(&self, key: &[u8]) -> Result<(Guard<'_>, u64)> {
         let hash = hash_key(key);
         let i = shard_of(hash);

@@ -184,7 +184,10 @@ impl Shard {
     ///
     /// Locking: waits for this shard's mutex, at most `mutex::MAX_HOLD` for a live
     /// holder. Wakes nobody.
-    #[inline]
+    // Always inlined, with `guard` and `ShmStore::locked`: the Guard is then built in
+    // place in the caller's frame, not built and copied out (a copy perf showed stalling
+    // on the stores it had just made).
+    #[inline(always)]
     pub fn lock(&self, wait: WaitTable) -> Result<Guard<'_>, ShmError> {
         let m = self.mutex();
         // SAFETY: `m` is a mutex of the mapping (Shard::format); no Guard of any shard is
@@ -272,7 +275,7 @@ impl Shard {
     }
 
     /// The guard of a mutex this thread just acquired; repairs the shard first if needed.
-    #[inline]
+    #[inline(always)]
     fn guard(&self, acquired: Acquired, wait: WaitTable) -> Guard<'_> {
         let m = self.mutex();
         // SAFETY: we hold the mutex, which makes this process the only accessor of the
