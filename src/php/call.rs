@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use ext_php_rs::class::RegisteredClass;
-use ext_php_rs::types::{ZendHashTable, Zval};
+use ext_php_rs::types::{ZendClassObject, ZendHashTable, Zval};
 use ext_php_rs::zend::{ExecuteData, ce};
 
 use super::error::value_error;
@@ -158,8 +158,26 @@ impl<'a> Call<'a> {
     pub fn this<T: RegisteredClass>(&self) -> Option<&'a mut T> {
         // SAFETY: `ex` is the live frame of this call (Call::new); the object outlives it,
         // and a handler takes `$this` once.
-        let obj = unsafe { (*self.ex).get_object::<T>() }?;
-        Some(&mut **obj)
+        let obj = unsafe { (*self.ex).This.object_mut() }?;
+        // ext-php-rs gives each registered class handlers of its own, and only its
+        // create_object hands them out — to objects of the class and of PHP subclasses of
+        // it, which inherit that create_object. So these handlers alone say that `obj` is
+        // the `std` of a `ZendClassObject<T>` (ext-php-rs's `get_object` walks the class
+        // hierarchy on top of this, on every call).
+        if !std::ptr::eq(obj.handlers, T::get_metadata().handlers()) {
+            return None;
+        }
+        let offset = std::mem::offset_of!(ZendClassObject<T>, std);
+        // SAFETY: per the handlers, `obj` is the `std` field of a live, repr(C)
+        // ZendClassObject<T>, `offset` bytes into it; it lives as long as the object.
+        let container = unsafe {
+            &mut *std::ptr::from_mut(obj)
+                .cast::<u8>()
+                .sub(offset)
+                .cast::<ZendClassObject<T>>()
+        };
+        // None for an object whose constructor has not run (newInstanceWithoutConstructor).
+        container.obj.as_mut()
     }
 
     /// `$this` as a zval (to pass the object itself on).
