@@ -262,11 +262,12 @@ impl ShmStore {
     pub fn set_pinned(&self, key: &[u8], value: Value<'_>, ttl: Duration) -> Result<()> {
         self.encoded(value, |mut v| {
             v.flags |= FLAG_PINNED;
-            let (mut g, hash) = self.locked(key)?;
-            let mut now = LazyNow::new(&self.clock);
-            let expires = now.deadline(Some(ttl));
-            g.set(hash, key, v, expires, &mut now)
-                .map_err(|f| self.full(f))
+            self.locked(key, |g, hash| {
+                let mut now = LazyNow::new(&self.clock);
+                let expires = now.deadline(Some(ttl));
+                g.set(hash, key, v, expires, &mut now)
+                    .map_err(|f| self.full(f))
+            })
         })
     }
 
@@ -275,16 +276,17 @@ impl ShmStore {
     fn add(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>, flags: u8) -> Result<SetNx> {
         self.encoded(value, |mut v| {
             v.flags |= flags;
-            let (mut g, hash) = self.locked(key)?;
-            let mut now = LazyNow::new(&self.clock);
-            let expires = now.deadline(ttl);
-            match g
-                .set_nx(hash, key, v, expires, &mut now)
-                .map_err(|f| self.full(f))?
-            {
-                Some(_) => Ok(SetNx::Inserted),
-                None => Ok(SetNx::Exists),
-            }
+            self.locked(key, |g, hash| {
+                let mut now = LazyNow::new(&self.clock);
+                let expires = now.deadline(ttl);
+                match g
+                    .set_nx(hash, key, v, expires, &mut now)
+                    .map_err(|f| self.full(f))?
+                {
+                    Some(_) => Ok(SetNx::Inserted),
+                    None => Ok(SetNx::Exists),
+                }
+            })
         })
     }
 
@@ -314,14 +316,20 @@ impl ShmStore {
         Ok(n)
     }
 
+    /// Runs `f` under `key`'s shard lock with the key's hash, this process registered
+    /// first (see `registered`) and what its lock-free reads owe the shard paid. The
+    /// guard is made here, where `f` borrows it, and never moved: every operation on a
+    /// key goes through this.
     #[inline(always)]
-    fn locked(&self, key: &[u8]) -> Result<(Guard<'_>, u64)> {
+    fn locked<R>(&self, key: &[u8], f: impl FnOnce(&mut Guard<'_>, u64) -> Result<R>) -> Result<R> {
         let hash = hash_key(key);
         let i = shard_of(hash);
         self.registered()?;
-        let mut g = self.shards[i].lock(self.wait)?;
+        let shard = &self.shards[i];
+        let mut g = shard.unrepaired_guard(shard.acquire()?, self.wait);
+        g.repair_if_needed();
         self.settle(i, &mut g);
-        Ok((g, hash))
+        f(&mut g, hash)
     }
 
     /// Takes shard `i`'s lock, this process registered first (see `registered`).
@@ -420,28 +428,29 @@ impl ShmStore {
     #[cold]
     #[inline(never)]
     fn read_locked(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
-        let (mut g, hash) = self.locked(key)?;
-        let mut now = LazyNow::new(&self.clock);
-        Ok(g.read(hash, key, &mut now, |e| {
-            let unpacked;
-            let bytes = if e.compressed {
-                unpacked = codec::decompress(e.bytes, e.raw_len as usize).unwrap_or_default();
-                &unpacked[..]
-            } else {
-                e.bytes
-            };
-            let number = || i64::from_ne_bytes(bytes.try_into().unwrap_or_default());
-            visit(match e.kind {
-                KIND_STR => Value::Str(bytes),
-                KIND_SERIALIZED => Value::Serialized(bytes),
-                KIND_INT => Value::Int(number()),
-                KIND_FLOAT => Value::Float(f64::from_bits(number() as u64)),
-                KIND_FALSE => Value::Bool(false),
-                KIND_TRUE => Value::Bool(true),
-                _ => Value::Null,
-            });
-            e.version
-        }))
+        self.locked(key, |g, hash| {
+            let mut now = LazyNow::new(&self.clock);
+            Ok(g.read(hash, key, &mut now, |e| {
+                let unpacked;
+                let bytes = if e.compressed {
+                    unpacked = codec::decompress(e.bytes, e.raw_len as usize).unwrap_or_default();
+                    &unpacked[..]
+                } else {
+                    e.bytes
+                };
+                let number = || i64::from_ne_bytes(bytes.try_into().unwrap_or_default());
+                visit(match e.kind {
+                    KIND_STR => Value::Str(bytes),
+                    KIND_SERIALIZED => Value::Serialized(bytes),
+                    KIND_INT => Value::Int(number()),
+                    KIND_FLOAT => Value::Float(f64::from_bits(number() as u64)),
+                    KIND_FALSE => Value::Bool(false),
+                    KIND_TRUE => Value::Bool(true),
+                    _ => Value::Null,
+                });
+                e.version
+            }))
+        })
     }
 
     /// `get` under the shard lock: what the lock-free path leaves to it.
@@ -600,8 +609,9 @@ impl Store for ShmStore {
 
     /// Locking: the key's shard lock.
     fn exists(&self, key: &[u8]) -> Result<bool> {
-        let (mut g, hash) = self.locked(key)?;
-        Ok(g.exists(hash, key, &mut LazyNow::new(&self.clock)))
+        self.locked(key, |g, hash| {
+            Ok(g.exists(hash, key, &mut LazyNow::new(&self.clock)))
+        })
     }
 
     /// Locking: the key's shard lock; wakes the key's waiters after releasing it.
@@ -625,11 +635,12 @@ impl Store for ShmStore {
                 Retention::Cache => 0,
                 Retention::Session => FLAG_SESSION,
             };
-            let (mut g, hash) = self.locked(key)?;
-            let mut now = LazyNow::new(&self.clock);
-            let expires = now.deadline(ttl);
-            g.set(hash, key, v, expires, &mut now)
-                .map_err(|f| self.full(f))
+            self.locked(key, |g, hash| {
+                let mut now = LazyNow::new(&self.clock);
+                let expires = now.deadline(ttl);
+                g.set(hash, key, v, expires, &mut now)
+                    .map_err(|f| self.full(f))
+            })
         })
     }
 
@@ -652,8 +663,9 @@ impl Store for ShmStore {
 
     /// Locking: the key's shard lock; wakes the key's waiters when it deletes.
     fn del(&self, key: &[u8]) -> Result<bool> {
-        let (mut g, hash) = self.locked(key)?;
-        Ok(g.del(hash, key, &mut LazyNow::new(&self.clock)))
+        self.locked(key, |g, hash| {
+            Ok(g.del(hash, key, &mut LazyNow::new(&self.clock)))
+        })
     }
 
     /// Locking: the key's shard lock (the compare and the delete happen under it); wakes
@@ -666,8 +678,9 @@ impl Store for ShmStore {
             std::thread::yield_now();
             return if same { self.del(key) } else { Ok(false) };
         }
-        let (mut g, hash) = self.locked(key)?;
-        Ok(g.del_if_eq(hash, key, expected, &mut LazyNow::new(&self.clock)))
+        self.locked(key, |g, hash| {
+            Ok(g.del_if_eq(hash, key, expected, &mut LazyNow::new(&self.clock)))
+        })
     }
 
     /// Locking: the key's shard lock (read, add and write under it); wakes the key's waiters.
@@ -685,33 +698,36 @@ impl Store for ShmStore {
             std::thread::yield_now();
             return self.set(key, Value::Int(n), ttl).map(|()| n);
         }
-        let (mut g, hash) = self.locked(key)?;
-        let mut now = LazyNow::new(&self.clock);
-        let expires = now.deadline(ttl);
-        g.incr_by(hash, key, by, expires, &mut now)
-            .map_err(|e| match e {
-                IncrError::NotAnInteger => StoreError::NotAnInteger,
-                IncrError::Overflow => StoreError::Overflow,
-                IncrError::Full(f) => self.full(f),
-            })
+        self.locked(key, |g, hash| {
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(ttl);
+            g.incr_by(hash, key, by, expires, &mut now)
+                .map_err(|e| match e {
+                    IncrError::NotAnInteger => StoreError::NotAnInteger,
+                    IncrError::Overflow => StoreError::Overflow,
+                    IncrError::Full(f) => self.full(f),
+                })
+        })
     }
 
     /// Locking: the key's shard lock.
     fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
-        let (mut g, hash) = self.locked(key)?;
-        let mut now = LazyNow::new(&self.clock);
-        let expires = now.deadline(ttl);
-        Ok(g.expire(hash, key, expires, &mut now))
+        self.locked(key, |g, hash| {
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(ttl);
+            Ok(g.expire(hash, key, expires, &mut now))
+        })
     }
 
     /// Locking: the key's shard lock.
     fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
-        let (mut g, hash) = self.locked(key)?;
-        let mut now = LazyNow::new(&self.clock);
-        Ok(match g.expires_at(hash, key, &mut now) {
-            None => KeyTtl::Missing,
-            Some(0) => KeyTtl::Persistent,
-            Some(at) => KeyTtl::Remaining(Duration::from_nanos(at.saturating_sub(now.get()))),
+        self.locked(key, |g, hash| {
+            let mut now = LazyNow::new(&self.clock);
+            Ok(match g.expires_at(hash, key, &mut now) {
+                None => KeyTtl::Missing,
+                Some(0) => KeyTtl::Persistent,
+                Some(at) => KeyTtl::Remaining(Duration::from_nanos(at.saturating_sub(now.get()))),
+            })
         })
     }
 
@@ -824,8 +840,9 @@ impl Store for ShmStore {
     fn wait_for_change(&self, key: &[u8], last_version: u64, timeout: Duration) -> Result<bool> {
         let hash = hash_key(key);
         self.wait.wait_until(hash, timeout, || {
-            let (mut g, hash) = self.locked(key)?;
-            Ok(g.version(hash, key, &mut LazyNow::new(&self.clock)) != last_version)
+            self.locked(key, |g, hash| {
+                Ok(g.version(hash, key, &mut LazyNow::new(&self.clock)) != last_version)
+            })
         })
     }
 
@@ -841,33 +858,36 @@ impl Store for ShmStore {
             self.set(name, Value::Str(token), Some(ttl))?;
             return Ok(self.get(name, &mut Vec::new())?.map(|h| h.version));
         }
-        let (mut g, hash) = self.locked(name)?;
-        let mut now = LazyNow::new(&self.clock);
-        let expires = now.deadline(Some(ttl));
-        let v = Encoded {
-            kind: KIND_STR,
-            flags: FLAG_PINNED,
-            bytes: token,
-            raw_len: token.len() as u32,
-        };
-        g.set_nx(hash, name, v, expires, &mut now)
-            .map_err(|f| self.full(f))
+        self.locked(name, |g, hash| {
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(Some(ttl));
+            let v = Encoded {
+                kind: KIND_STR,
+                flags: FLAG_PINNED,
+                bytes: token,
+                raw_len: token.len() as u32,
+            };
+            g.set_nx(hash, name, v, expires, &mut now)
+                .map_err(|f| self.full(f))
+        })
     }
 
     /// Locking: the lock's shard lock (the compare and the new expiry happen under it).
     fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {
-        let (mut g, hash) = self.locked(name)?;
-        let mut now = LazyNow::new(&self.clock);
-        let expires = now.deadline(Some(ttl));
-        Ok(g.expire_if_eq(hash, name, token, expires, &mut now))
+        self.locked(name, |g, hash| {
+            let mut now = LazyNow::new(&self.clock);
+            let expires = now.deadline(Some(ttl));
+            Ok(g.expire_if_eq(hash, name, token, expires, &mut now))
+        })
     }
 
     /// Locking: the lock's shard lock; wakes the lock's waiters after releasing it.
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
         #[cfg(feature = "broken-atomicity")]
         return self.del_if_eq(name, token);
-        let (mut g, hash) = self.locked(name)?;
-        Ok(g.del_if_eq(hash, name, token, &mut LazyNow::new(&self.clock)))
+        self.locked(name, |g, hash| {
+            Ok(g.del_if_eq(hash, name, token, &mut LazyNow::new(&self.clock)))
+        })
     }
 
     /// Locking: the lock's shard lock, once (`rwlock.rs`).

@@ -22,47 +22,48 @@ impl ShmStore {
     pub(super) fn rw_apply(&self, name: &[u8], op: &Op) -> Result<Outcome> {
         #[cfg(feature = "broken-atomicity")]
         return self.rw_apply_split(name, op);
-        let (mut g, hash) = self.locked(name)?;
-        let mut now = LazyNow::new(&self.clock);
-        let mut stored = Vec::new();
-        let version = g.read(hash, name, &mut now, |e| {
-            // A compressed value was written by something else; it cannot be a state.
-            stored.extend_from_slice(if e.kind == KIND_STR && !e.compressed {
-                e.bytes
-            } else {
-                b"-"
+        self.locked(name, |g, hash| {
+            let mut now = LazyNow::new(&self.clock);
+            let mut stored = Vec::new();
+            let version = g.read(hash, name, &mut now, |e| {
+                // A compressed value was written by something else; it cannot be a state.
+                stored.extend_from_slice(if e.kind == KIND_STR && !e.compressed {
+                    e.bytes
+                } else {
+                    b"-"
+                });
+                e.version
             });
-            e.version
-        });
-        let now_ns = now.get();
-        let (change, outcome) =
-            rwstate::apply(version.map(|_| &stored[..]), op, now_ns / NS_PER_MS, 0)?;
-        match change {
-            Change::Keep => {}
-            Change::Delete { .. } => {
-                g.del(hash, name, &mut now);
+            let now_ns = now.get();
+            let (change, outcome) =
+                rwstate::apply(version.map(|_| &stored[..]), op, now_ns / NS_PER_MS, 0)?;
+            match change {
+                Change::Keep => {}
+                Change::Delete { .. } => {
+                    g.del(hash, name, &mut now);
+                }
+                Change::Write { state, ttl, .. } => {
+                    let bytes = rwstate::encode(&state);
+                    let v = Encoded {
+                        kind: KIND_STR,
+                        flags: FLAG_PINNED,
+                        bytes: &bytes,
+                        raw_len: bytes.len() as u32,
+                    };
+                    g.set(hash, name, v, deadline(now_ns, ttl), &mut now)
+                        .map_err(|f| self.full(f))?;
+                }
             }
-            Change::Write { state, ttl, .. } => {
-                let bytes = rwstate::encode(&state);
-                let v = Encoded {
-                    kind: KIND_STR,
-                    flags: FLAG_PINNED,
-                    bytes: &bytes,
-                    raw_len: bytes.len() as u32,
-                };
-                g.set(hash, name, v, deadline(now_ns, ttl), &mut now)
-                    .map_err(|f| self.full(f))?;
-            }
-        }
-        Ok(match outcome {
-            Outcome::Acquired { .. } => Outcome::Acquired {
-                fence: g.version(hash, name, &mut now),
-            },
-            Outcome::Busy { left, .. } => Outcome::Busy {
-                left,
-                version: version.unwrap_or(0),
-            },
-            other => other,
+            Ok(match outcome {
+                Outcome::Acquired { .. } => Outcome::Acquired {
+                    fence: g.version(hash, name, &mut now),
+                },
+                Outcome::Busy { left, .. } => Outcome::Busy {
+                    left,
+                    version: version.unwrap_or(0),
+                },
+                other => other,
+            })
         })
     }
 

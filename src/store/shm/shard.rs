@@ -184,20 +184,27 @@ impl Shard {
     ///
     /// Locking: waits for this shard's mutex, at most `mutex::MAX_HOLD` for a live
     /// holder. Wakes nobody.
-    // Always inlined, with `guard` and `ShmStore::locked`: the Guard is then built in
-    // place in the caller's frame, not built and copied out (a copy perf showed stalling
-    // on the stores it had just made).
-    #[inline(always)]
     pub fn lock(&self, wait: WaitTable) -> Result<Guard<'_>, ShmError> {
+        Ok(self.guard(self.acquire()?, wait))
+    }
+
+    /// Takes the shard's mutex (what `lock` does before it makes the guard); the caller
+    /// makes the guard at once with [`Shard::unrepaired_guard`] and repairs the shard if
+    /// it must.
+    /// Split from `lock` for the hot path, which builds the guard where it keeps it: a
+    /// Guard returned inside a Result was copied from frame to frame (perf, issue #29).
+    ///
+    /// Locking: as `lock`.
+    #[inline(always)]
+    pub fn acquire(&self) -> Result<Acquired, ShmError> {
         let m = self.mutex();
         // SAFETY: `m` is a mutex of the mapping (Shard::format); no Guard of any shard is
         // alive in this thread (guards never nest: every operation takes one shard lock
         // and drops it before it takes another).
-        let acquired = match unsafe { mutex::try_lock(m) } {
-            Some(acquired) => acquired,
-            None => self.lock_contended(m)?,
-        };
-        Ok(self.guard(acquired, wait))
+        match unsafe { mutex::try_lock(m) } {
+            Some(acquired) => Ok(acquired),
+            None => self.lock_contended(m),
+        }
     }
 
     /// Takes the shard lock only if nobody holds it (repairing the shard first if its last
@@ -274,9 +281,20 @@ impl Shard {
         unsafe { &raw mut (*self.header).mutex }
     }
 
-    /// The guard of a mutex this thread just acquired; repairs the shard first if needed.
-    #[inline(always)]
+    /// The guard of a mutex this thread just acquired (`try_lock`, `lock`); repairs the
+    /// shard first if needed.
     fn guard(&self, acquired: Acquired, wait: WaitTable) -> Guard<'_> {
+        let mut g = self.unrepaired_guard(acquired, wait);
+        g.repair_if_needed();
+        g
+    }
+
+    /// The guard of a mutex this thread just acquired (`acquire`), before the repair the
+    /// shard may need: the caller calls [`Guard::repair_if_needed`] on it at once, where
+    /// it keeps it. (A guard repaired here and then returned cannot be built in place:
+    /// the repair takes its address, and the return copies it out, as perf showed.)
+    #[inline(always)]
+    pub fn unrepaired_guard(&self, acquired: Acquired, wait: WaitTable) -> Guard<'_> {
         let m = self.mutex();
         // SAFETY: we hold the mutex, which makes this process the only accessor of the
         // header until the guard unlocks it.
@@ -290,7 +308,7 @@ impl Shard {
             repair::rebuild(h, self.arena); // before the guard: what the wedge test catches
         }
         // From here on the guard unlocks whatever happens, a panic in the repair included.
-        let mut g = Guard {
+        Guard {
             h,
             a: self.arena,
             mutex: m,
@@ -299,11 +317,7 @@ impl Shard {
             n_wakes: 0,
             wake_everyone: false,
             writing: false,
-        };
-        if g.h.needs_repair != 0 {
-            g.repair();
         }
-        g
     }
 }
 
@@ -360,6 +374,14 @@ impl Drop for Guard<'_> {
 }
 
 impl Guard<'_> {
+    /// Repairs the shard if its last holder died or panicked (see `repair`).
+    #[inline(always)]
+    pub fn repair_if_needed(&mut self) {
+        if self.h.needs_repair != 0 {
+            self.repair();
+        }
+    }
+
     /// Rebuilds the shard from its arena; a shard too damaged for that (the rebuild hit a
     /// bound) is reset: its entries are dropped and the reset counted.
     #[cold]
