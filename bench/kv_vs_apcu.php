@@ -38,6 +38,10 @@ $ops = [
         function () use ($kv, $n) { for ($i = 0; $i < $n; $i++) { $kv->get('hit10k'); } },
         function () use ($n) { for ($i = 0; $i < $n; $i++) { apcu_fetch('hit10k'); } },
     ],
+    'get hit 100 B: ephpm_kv_get() vs apcu_fetch()' => [
+        function () use ($n) { for ($i = 0; $i < $n; $i++) { ephpm_kv_get('hit100'); } },
+        function () use ($n) { for ($i = 0; $i < $n; $i++) { apcu_fetch('hit100'); } },
+    ],
     'get miss' => [
         function () use ($kv, $n) { for ($i = 0; $i < $n; $i++) { $kv->get('absent'); } },
         function () use ($n) { for ($i = 0; $i < $n; $i++) { apcu_fetch('absent'); } },

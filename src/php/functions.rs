@@ -7,6 +7,7 @@
 //! unprefixed.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use ext_php_rs::args::Arg;
@@ -27,7 +28,7 @@ thread_local! {
     /// The default keyspace, opened on first use in a request. `ephpm.dsn` and
     /// `ephpm.store_name` are PERDIR (a `.user.ini`, a FastCGI `PHP_VALUE` may change
     /// them for the next request), so it is forgotten at the end of each request.
-    static DEFAULT: RefCell<Option<Keyspace>> = const { RefCell::new(None) };
+    static DEFAULT: RefCell<Option<Rc<Keyspace>>> = const { RefCell::new(None) };
 }
 
 /// RSHUTDOWN: the next request opens the default store its own settings name.
@@ -36,13 +37,15 @@ pub fn forget_default() {
 }
 
 /// The default keyspace, or `None` with the warning raised and `false` returned: a store
-/// that cannot be opened is a store failure like any other here.
-fn default_space(what: &str, rv: &mut Zval) -> Option<Keyspace> {
+/// that cannot be opened is a store failure like any other here. Shared through an `Rc`:
+/// a clone of the keyspace itself would take and give back a reference to its store,
+/// two atomic operations on every call.
+fn default_space(what: &str, rv: &mut Zval) -> Option<Rc<Keyspace>> {
     DEFAULT.with(|d| {
         if let Some(s) = d.borrow().as_ref() {
             return Some(s.clone());
         }
-        let s = soft(open_keyspace(None, b""), what, rv)?;
+        let s = Rc::new(soft(open_keyspace(None, b""), what, rv)?);
         *d.borrow_mut() = Some(s.clone());
         Some(s)
     })
