@@ -109,7 +109,8 @@ const BITMAP_WORDS: usize = SIZE_CLASSES.div_ceil(64);
 /// other reader miss on it unless the write changes the shard); the rest the counters.
 #[repr(C, align(64))]
 pub struct ShardHeader {
-    /// Process-shared robust mutex guarding this shard (see `mutex.rs`).
+    /// The lock guarding this shard: its first word is the futex word `mutex.rs` takes,
+    /// in the layout of a process-shared robust `pthread_mutex_t` (what older builds lock).
     pub mutex: libc::pthread_mutex_t,
     /// Times this shard was repaired after a holder died or panicked in it.
     pub repairs: u32,

@@ -1,6 +1,6 @@
 //! `shm://`: the host-wide store. One segment per (Unix user, store name), in the user's
 //! private directory under /dev/shm, mapped by every PHP process of that user; fixed
-//! shards, each with a robust process-shared mutex, its own growing index and its own
+//! shards, each with a robust process-shared lock, its own growing index and its own
 //! arena. See ARCHITECTURE.md §4 to §7.
 //!
 //! - `userdir.rs`  the user's private directory, found by owner
