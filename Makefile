@@ -101,6 +101,7 @@ lint:
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
 	cargo clippy --release --no-default-features --features node --all-targets -- -D warnings
+	cargo clippy --target-dir target/wire-versions --no-default-features --features node,wire-versions-for-tests --test cluster_versions -- -D warnings
 	cargo test --release --no-default-features --features node --test layers
 
 # Installs the extension into the PHP that php-config names and ephpm-node, ephpm and

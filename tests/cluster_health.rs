@@ -20,20 +20,6 @@ use ephpm::store::{Store, Value};
 /// A secret the fleet does not share.
 const STRANGER: &str = "YS1zdHJhbmdlci1zZWNyZXQtb2YtMTI4LWJpdHM";
 
-/// `ephpm cluster --json` on `node`'s host store, parsed; `None` when it failed.
-fn cluster_json(node: &TestNode) -> Option<serde_json::Value> {
-    let out = Command::new(env!("CARGO_BIN_EXE_ephpm"))
-        .arg("--shm-dir")
-        .arg(&node.dir)
-        .args(["--store", &format!("n{}", node.index), "cluster", "--json"])
-        .output()
-        .expect("run ephpm");
-    if !out.status.success() {
-        return None;
-    }
-    serde_json::from_slice(&out.stdout).ok()
-}
-
 /// Each member's entry of an `ephpm cluster --json` document, by id.
 fn members(doc: &serde_json::Value) -> HashMap<String, serde_json::Value> {
     doc["members"]
@@ -49,7 +35,7 @@ fn wait_for(node: &TestNode, what: &str, f: impl Fn(&serde_json::Value) -> bool)
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut last = None;
     while Instant::now() < deadline {
-        last = cluster_json(node);
+        last = cluster_json(node).ok();
         if last.as_ref().is_some_and(&f) {
             return;
         }
@@ -122,7 +108,7 @@ fn a_stopped_node_is_suspect_then_dead_and_the_copies_it_missed_are_dropped() {
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !seen.contains(&"dead".to_string()) && Instant::now() < deadline {
-        if let Some(doc) = cluster_json(first) {
+        if let Ok(doc) = cluster_json(first) {
             let state = members(&doc)["node-3"]["state"]
                 .as_str()
                 .unwrap_or_default()

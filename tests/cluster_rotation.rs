@@ -61,11 +61,6 @@ fn clients(
         .collect()
 }
 
-/// How many times node `n` has taken a new secret file.
-fn reloads(n: &TestNode) -> usize {
-    n.log().matches("secret(s) from").count()
-}
-
 #[test]
 fn a_fleet_rotates_its_secret_with_no_failed_call() {
     let dir = TestDir::new("rotate");

@@ -12,8 +12,6 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::TestDir;
 use common::cluster::*;
 use ephpm::store::{Store, Value};
@@ -70,29 +68,13 @@ fn write(node: &TestNode, prefix: &str, n: i64, written: &mut Vec<(String, i64)>
 
 /// The version `node`'s node speaks with each member, from `ephpm cluster --json`.
 fn versions_spoken(node: &TestNode) -> Vec<(String, Option<u64>)> {
-    let out = Command::new(env!("CARGO_BIN_EXE_ephpm"))
-        .arg("--shm-dir")
-        .arg(&node.dir)
-        .args(["--store", &format!("n{}", node.index), "cluster", "--json"])
-        .output()
-        .expect("run ephpm");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let doc = cluster_json(node).unwrap_or_else(|e| panic!("ephpm cluster: {e}"));
     doc["members"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| (m["id"].as_str().unwrap().to_string(), m["version"].as_u64()))
         .collect()
-}
-
-/// How many times `node` has taken a new secret file.
-fn reloads(node: &TestNode) -> usize {
-    node.log().matches("secret(s) from").count()
 }
 
 #[test]

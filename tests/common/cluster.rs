@@ -393,3 +393,23 @@ pub fn shared() -> &'static [ShmOptions] {
         rx.recv().expect("the shared cluster")
     })
 }
+
+/// How many times `node` has taken a new secret file (its log says so each time).
+pub fn reloads(node: &TestNode) -> usize {
+    node.log().matches("secret(s) from").count()
+}
+
+/// `ephpm cluster --json` on `node`'s host store, parsed; `Err` with its stderr when the
+/// command failed.
+pub fn cluster_json(node: &TestNode) -> Result<serde_json::Value, String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_ephpm"))
+        .arg("--shm-dir")
+        .arg(&node.dir)
+        .args(["--store", &format!("n{}", node.index), "cluster", "--json"])
+        .output()
+        .expect("run ephpm");
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
