@@ -56,6 +56,7 @@ ephpm.cluster.secret_file => no value => no value
 ephpm.cluster.seeds => no value => no value
 ephpm.cluster.small_key_threshold => 512 => 512
 ephpm.compress_threshold => 64K => 64K
+ephpm.deploys => 0 => 0
 ephpm.dsn => shm:// => shm://
 ephpm.session.lock_timeout => warn => warn
 ephpm.session.lock_ttl => 0 => 0

@@ -26,6 +26,7 @@
 pub mod cluster;
 pub mod codec;
 pub mod config;
+pub mod deploy;
 pub mod ground;
 pub mod keyspace;
 pub mod lock;
@@ -53,6 +54,7 @@ use ext_php_rs::prelude::*;
 pub fn get_module(module: ModuleBuilder) -> ModuleBuilder {
     let module = module
         .startup_function(php::startup)
+        .request_startup_function(php::request_startup)
         .request_shutdown_function(php::request_shutdown)
         .shutdown_function(php::shutdown)
         .info_function(php::info::module_info);

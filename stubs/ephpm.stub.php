@@ -709,6 +709,13 @@ namespace {
     /** Reads a key as a string. @return string|false|null null when absent; false when the store failed. */
     function ephpm_kv_get(string $key): string|false|null {}
 
+    /**
+     * The release number `ephpm deploy` raises: the one this process last acted on at a
+     * request start (ephpm.deploys on), else the store's now; 0 before the first deploy.
+     * @throws \Ephpm\StoreException when the store cannot be read
+     */
+    function ephpm_release(): int {}
+
     /** Stores a string. @param int $ttl Seconds, at most 1000000000; 0 or less: no expiry. */
     function ephpm_kv_set(string $key, string $value, int $ttl = 0): bool {}
 

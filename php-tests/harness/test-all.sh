@@ -49,7 +49,7 @@ for backend in redis redis-tcp redis-cluster cluster; do
         --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
         | record "cargo test on $backend" cargo_results
 done
-for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh"; do
+for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "deploy-suite.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh"; do
     echo "== $suite"
     # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
     set -- $suite

@@ -371,6 +371,12 @@ pub fn register(m: ModuleBuilder<'_>) -> ModuleBuilder<'_> {
     let key = ("key", Str, None);
     m.function(function("ephpm_kv_get", kv_get, &[key], None))
         .function(function(
+            "ephpm_release",
+            super::deploy::release,
+            &[],
+            Some((Long, false)),
+        ))
+        .function(function(
             "ephpm_kv_set",
             kv_set,
             &[key, ("value", Str, None), ("ttl", Long, Some("0"))],

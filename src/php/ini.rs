@@ -4,6 +4,7 @@
 //! | entry | default | scope | meaning |
 //! |---|---|---|---|
 //! | `ephpm.dsn` | `shm://` | PERDIR | the store `new Ephpm\Kv()` and the `ephpm_kv_*` functions use |
+//! | `ephpm.deploys` | `0` | PERDIR | at each request start, look at the store's release number (`ephpm deploy`): a new one clears the stat and realpath caches and, once per php-fpm master, invalidates OPcache |
 //! | `ephpm.store_name` | `default` | PERDIR | the name of the `shm://` store (one segment per user and name) |
 //! | `ephpm.shm_size` | `64M` | SYSTEM | size of a shm store's segment when this process creates it (K/M/G shorthand) |
 //! | `ephpm.shm_dir` | `/dev/shm` | SYSTEM | where each user's private directory of segments is made |
@@ -50,8 +51,9 @@ use crate::config::{ClusterSettings, Config, parse_size};
 /// php.ini, a pool's php_value/php_admin_value and .user.ini; never ini_set().
 const PERDIR: IniEntryPermission = IniEntryPermission::PerDir.union(IniEntryPermission::System);
 
-static ENTRIES: IniEntryDefs<22> = IniEntryDefs::new([
+static ENTRIES: IniEntryDefs<23> = IniEntryDefs::new([
     IniEntryDef::new(c"ephpm.dsn", c"shm://", PERDIR),
+    IniEntryDef::new(c"ephpm.deploys", c"0", PERDIR),
     IniEntryDef::new(c"ephpm.store_name", c"default", PERDIR),
     IniEntryDef::new(c"ephpm.shm_size", c"64M", IniEntryPermission::System),
     IniEntryDef::new(c"ephpm.shm_dir", c"/dev/shm", IniEntryPermission::System),

@@ -7,6 +7,7 @@
 //! - `stale_cache.rs` `Ephpm\StaleCache`, and the refreshes it defers past the response
 //! - `session.rs`    the save handler `ephpm` and `Ephpm\SessionHandler`
 //! - `functions.rs`  the ePHPm-compatible `ephpm_kv_*` functions
+//! - `deploy.rs`     the request-start look at the release number (`ephpm deploy`)
 //! - `admin.rs`      `ephpm_store_remove()`, the operator's resize or reset of a host store
 //! - `error.rs`      engine errors to PHP exceptions; `Ephpm\StoreException`, `Ephpm\StoreFull`
 //! - `convert.rs`    PHP values to engine values and back (PHP's serializer for arrays/objects)
@@ -21,6 +22,7 @@ pub mod admin;
 mod call;
 mod class;
 mod convert;
+mod deploy;
 mod error;
 mod ffi;
 pub mod functions;
@@ -73,6 +75,12 @@ pub unsafe extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
             -1
         }
     }
+}
+
+/// RINIT: a deploy (`ephpm.deploys`) is acted on before the request compiles anything.
+pub unsafe extern "C" fn request_startup(_ty: i32, _module_number: i32) -> i32 {
+    deploy::at_request_start();
+    0
 }
 
 /// RSHUTDOWN: nothing of a request outlives it (StaleCache's deferred refreshes that never

@@ -23,6 +23,9 @@ commands:
   locks               the locks held now: name, remaining TTL, fencing number
   flush [PREFIX]      deletes every key (starting with PREFIX); asks first
   rm-store NAME       removes the store NAME's segment; refused while a process maps it
+  deploy              raises the store's release number: every PHP worker with
+                      ephpm.deploys on clears its stat and realpath caches at its next
+                      request, and the first of each php-fpm master invalidates OPcache
   cluster             the cluster's members as this host's node sees them: state
                       (alive, suspect, dead), last heard, share of keys owned, copies
                       pending and dropped, clock skew, data-plane version; and what the
@@ -62,6 +65,7 @@ pub enum Command {
     Flush(Vec<u8>),
     RmStore(String),
     Cluster,
+    Deploy,
 }
 
 #[derive(Debug)]
@@ -163,7 +167,7 @@ fn text(option: &str, value: Vec<u8>) -> Result<String, String> {
 
 fn command(name: &[u8], mut rest: Vec<Vec<u8>>) -> Result<Command, String> {
     let (min, max) = match name {
-        b"stores" | b"stats" | b"locks" | b"cluster" => (0, 0),
+        b"stores" | b"stats" | b"locks" | b"cluster" | b"deploy" => (0, 0),
         b"keys" | b"flush" => (0, 1),
         b"get" | b"ttl" | b"del" | b"rm-store" => (1, 1),
         b"set" => (2, 2),
@@ -197,6 +201,7 @@ fn command(name: &[u8], mut rest: Vec<Vec<u8>>) -> Result<Command, String> {
         b"stats" => Command::Stats,
         b"locks" => Command::Locks,
         b"cluster" => Command::Cluster,
+        b"deploy" => Command::Deploy,
         b"keys" => Command::Keys(arg()),
         b"flush" => Command::Flush(arg()),
         b"get" => Command::Get(arg()),

@@ -314,6 +314,14 @@ pub fn set(s: &dyn Store, key: &[u8], value: &[u8], ttl: Option<f64>) -> Done {
     )
 }
 
+pub fn deploy(s: &dyn Store) -> Done {
+    let release = ephpm::deploy::bump(s)?;
+    report(
+        format!("release {release}\n"),
+        Json::Obj(vec![("release", Json::Int(release))]),
+    )
+}
+
 pub fn del(s: &dyn Store, key: &[u8]) -> Done {
     if !s.del(key)? {
         return Err(Failure(format!("no key {}", quoted(key))));

@@ -134,6 +134,7 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
         Command::Del(key) => commands::del(s, key),
         Command::Flush(prefix) => commands::flush(s, prefix, opts.yes),
         Command::Cluster => commands::cluster(s),
+        Command::Deploy => commands::deploy(s),
         Command::Stores | Command::RmStore(_) => unreachable!("handled above"),
     }
 }
