@@ -18,7 +18,8 @@
 //! 6. `open`      a DSN to a store: picks the backend, starts a node for `cluster://`
 //! 7. over the trait: `keyspace` (a prefix and the PHP API's key rules), `lock` (token
 //!    locks), `rwlock` (read/write locks), `memo` (MemoLock), `stale` (StaleCache),
-//!    `session` (the locking session handler), `resp_probe` (asks a running ephpm-resp)
+//!    `session` (the locking session handler), `deploy` (the release number `ephpm
+//!    deploy` raises), `resp_probe` (asks a running ephpm-resp)
 //! 8. `resp`      (feature `node`) the store over the Redis protocol, for `ephpm-resp`
 //! 9. `php`       (feature `php`) the PHP extension: the only module that knows PHP;
 //!    everything below it is tested with `cargo test`.

@@ -21,7 +21,7 @@ const FLOORS: &[&[&str]] = &[
     &["store::cluster", "cluster"],
     &["open"],
     &["keyspace", "lock", "rwlock", "resp_probe"],
-    &["memo", "session"],
+    &["memo", "session", "deploy"],
     &["stale"],
     &["resp"],
     &["php"],
