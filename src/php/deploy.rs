@@ -5,6 +5,8 @@
 //! (through a swapped symlink too) even with `opcache.validate_timestamps=0`. A store
 //! that cannot be read leaves the request alone: a deploy watch never fails a request.
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use ext_php_rs::types::Zval;
@@ -13,6 +15,7 @@ use ext_php_rs::zend::ExecuteData;
 use super::call::run;
 use super::{ini, open_keyspace, userland};
 use crate::deploy;
+use crate::keyspace::Keyspace;
 
 /// The release this process last acted on; `i64::MIN` before its first request.
 static SEEN: AtomicI64 = AtomicI64::new(i64::MIN);
@@ -22,7 +25,7 @@ pub fn at_request_start() {
     if ini::number(c"ephpm.deploys") == 0.0 {
         return;
     }
-    let Ok(space) = open_keyspace(None, b"") else {
+    let Some(space) = watched_space() else {
         return;
     };
     let Ok(release) = deploy::current(&space) else {
@@ -50,6 +53,31 @@ pub fn at_request_start() {
 /// than marking a few thousand scripts takes, short enough that a claimant killed
 /// meanwhile delays each other worker's first request once by no more.
 const AWAIT_CLAIMANT: std::time::Duration = std::time::Duration::from_secs(2);
+
+thread_local! {
+    /// The store this process watches, with the two settings that named it: opened
+    /// once, not at every request (building the settings and finding the open store
+    /// cost more than the read itself), and again when a request's settings name
+    /// another (PERDIR: a `.user.ini` may).
+    static WATCHED: RefCell<Option<(String, String, Rc<Keyspace>)>> = const { RefCell::new(None) };
+}
+
+/// The default store as this request's settings name it; `None` when it cannot be opened.
+fn watched_space() -> Option<Rc<Keyspace>> {
+    let (dsn, name) = (ini::string(c"ephpm.dsn"), ini::string(c"ephpm.store_name"));
+    WATCHED.with(|w| {
+        let mut w = w.borrow_mut();
+        if let Some((d, n, space)) = w.as_ref()
+            && *d == dsn
+            && *n == name
+        {
+            return Some(space.clone());
+        }
+        let space = Rc::new(open_keyspace(None, b"").ok()?);
+        *w = Some((dsn, name, space.clone()));
+        Some(space)
+    })
+}
 
 /// Marks every script in OPcache stale (`opcache_invalidate(…, true)`): at once, unlike
 /// `opcache_reset()`, which waits until no request uses the cache, so the request that
