@@ -83,14 +83,7 @@ fn a_fleet_rotates_its_secret_with_no_failed_call() {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let running = clients(&nodes.iter().collect::<Vec<_>>(), &stop);
-    for (step, content) in [
-        format!("{A}\n{B}\n"),
-        format!("{B}\n{A}\n"),
-        format!("{B}\n"),
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (step, content) in rotation_steps(A, B).iter().enumerate() {
         std::thread::sleep(Duration::from_millis(500));
         write_secret(&file, content);
         for n in &nodes {

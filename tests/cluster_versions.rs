@@ -137,14 +137,7 @@ fn a_fleet_of_two_builds_keeps_every_value_and_lock_through_an_upgrade() {
 
     // The mixed fleet rotates its secret, every node taking each step while it runs.
     let file = dir.0.join("cluster.secret");
-    for (step, content) in [
-        format!("{A}\n{B}\n"),
-        format!("{B}\n{A}\n"),
-        format!("{B}\n"),
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (step, content) in rotation_steps(A, B).iter().enumerate() {
         write_secret(&file, content);
         for n in [&n1, &n2, &n3, &n4] {
             eventually("every node takes the new secret file", || {

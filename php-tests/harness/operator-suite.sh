@@ -430,14 +430,10 @@ PY
     if ! "$py" -c 'import prometheus_client' 2>/dev/null; then
         skip "prometheus_client cannot be installed into target/pyenv ($(tail -1 "$tmp/pip.log")): the metrics are not parsed"
     else
-        # Key prefixes any client may choose (a session id from a cookie, a cache key):
-        # invalid UTF-8, and a quote, a backslash, a newline and an escape.
-        php_ '$kv = new Ephpm\Kv(); $kv->set("evil\xff\xfe:1", 1); $kv->set("ev\"il\\x\n\x1b[2J:1", 1);'
-        curl -s -D "$tmp/metrics.head" "$url/metrics.php" >"$tmp/metrics.txt"
-        stats=$(kvstats)
-        check "metrics: Prometheus' content type" "text/plain; version=0.0.4; charset=utf-8" \
-            "$(sed -n 's/^Content-Type: \(.*\)\r$/\1/p' "$tmp/metrics.head")"
-        "$py" - "$tmp/metrics.txt" >"$tmp/metrics.parsed" 2>&1 <<'PY'
+        # parse_metrics FILE: its samples as "TYPE NAME{LABELS} VALUE" lines in
+        # $tmp/metrics.parsed, parsed by prometheus_client; its status is the parser's.
+        parse_metrics() {
+            "$py" - "$1" >"$tmp/metrics.parsed" 2>&1 <<'PY'
 import sys
 from prometheus_client.parser import text_string_to_metric_families
 for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
@@ -446,6 +442,15 @@ for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
         value = int(s.value) if s.value == int(s.value) else s.value
         print(f"{fam.type} {s.name}{{{labels}}} {value}")
 PY
+        }
+        # Key prefixes any client may choose (a session id from a cookie, a cache key):
+        # invalid UTF-8, and a quote, a backslash, a newline and an escape.
+        php_ '$kv = new Ephpm\Kv(); $kv->set("evil\xff\xfe:1", 1); $kv->set("ev\"il\\x\n\x1b[2J:1", 1);'
+        curl -s -D "$tmp/metrics.head" "$url/metrics.php" >"$tmp/metrics.txt"
+        stats=$(kvstats)
+        check "metrics: Prometheus' content type" "text/plain; version=0.0.4; charset=utf-8" \
+            "$(sed -n 's/^Content-Type: \(.*\)\r$/\1/p' "$tmp/metrics.head")"
+        parse_metrics "$tmp/metrics.txt"
         check "metrics parse with prometheus_client" 0 "$?"
         sl="shm://$store"   # the store label of the pool's default store
         metric() { awk -v k="$1 $2 " 'index($0, k) == 1 { print substr($0, length(k) + 1) }' "$tmp/metrics.parsed"; }
@@ -470,15 +475,7 @@ PY
         # counter moves with a lock wait on it.
         scrape_multi() {
             curl -s "$url/multi/metrics.php" >"$tmp/multi.txt"
-            "$py" - "$tmp/multi.txt" >"$tmp/metrics.parsed" 2>&1 <<'PY'
-import sys
-from prometheus_client.parser import text_string_to_metric_families
-for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
-    for s in fam.samples:
-        labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
-        value = int(s.value) if s.value == int(s.value) else s.value
-        print(f"{fam.type} {s.name}{{{labels}}} {value}")
-PY
+            parse_metrics "$tmp/multi.txt"
         }
         scrape_multi
         rl="unix://$rsock"

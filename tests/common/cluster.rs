@@ -22,6 +22,16 @@ pub const SECRET: &str = "dGVzdC1jbHVzdGVyLXNlY3JldC0xMjgtYml0cw";
 
 /// Writes a secret file as an operator must: mode 0600, or the node refuses it (a
 /// rewrite keeps the mode, as `echo NEW > file` does).
+/// The secret file's contents through a rotation from `a` to `b`: both with `a` signing,
+/// both with `b` signing, `b` alone.
+pub fn rotation_steps(a: &str, b: &str) -> [String; 3] {
+    [
+        format!("{a}\n{b}\n"),
+        format!("{b}\n{a}\n"),
+        format!("{b}\n"),
+    ]
+}
+
 pub fn write_secret(path: &Path, text: &str) {
     let mut file = std::fs::OpenOptions::new()
         .write(true)
