@@ -29,15 +29,7 @@ switch_to() { # switch_to NAME: the symlink swapped atomically, as deploy tools 
     ln -sfn "releases/$1" "$tmp/current.new" && mv -T "$tmp/current.new" "$tmp/current"
 }
 pool() { # pool NAME DEPLOYS
-    cat <<CONF
-[$1]
-user = $(id -un)
-group = $(id -gn)
-listen = $tmp/$1.sock
-pm = static
-pm.max_children = 6
-php_admin_value[ephpm.deploys] = $2
-CONF
+    fpm_pool "$1" "$tmp" 6 "php_admin_value[ephpm.deploys] = $2"
 }
 release one; release two; switch_to one
 {

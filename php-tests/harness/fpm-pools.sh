@@ -12,16 +12,7 @@ find_fpm fpm-pools
 tmp=$(mktemp -d)
 one="pools_one_$$"; two="pools_two_$$"
 pool() { # pool NAME STORE SIZE
-    cat <<CONF
-[$1]
-user = $(id -un)
-group = $(id -gn)
-listen = $tmp/$1.sock
-pm = static
-pm.max_children = 2
-php_admin_value[ephpm.store_name] = $2
-php_value[ephpm.shm_size] = $3
-CONF
+    fpm_pool "$1" "$tmp" 2 "php_admin_value[ephpm.store_name] = $2" "php_value[ephpm.shm_size] = $3"
 }
 {
     printf '[global]\npid = %s/fpm.pid\nerror_log = %s/fpm.log\ndaemonize = no\n' "$tmp" "$tmp"

@@ -4,6 +4,14 @@ check() { # check "what it shows" expected actual
     if [ "$2" = "$3" ]; then passed=$((passed + 1)); echo "ok - $1"
     else failed=$((failed + 1)); echo "FAIL - $1: expected [$2], got [$3]"; fi
 }
+# fpm_pool NAME DIR CHILDREN [LINE...]: a static php-fpm pool of this user listening on
+# DIR/NAME.sock, with CHILDREN workers and each LINE (php_value, ...) appended.
+fpm_pool() {
+    local name=$1 dir=$2 children=$3; shift 3
+    printf '[%s]\nuser = %s\ngroup = %s\nlisten = %s/%s.sock\npm = static\npm.max_children = %s\n' \
+        "$name" "$(id -un)" "$(id -gn)" "$dir" "$name" "$children"
+    printf '%s\n' "$@"
+}
 skip() { skipped=$((skipped + 1)); echo "skip - $1"; }
 summary() { echo "$1: $passed passed, $failed failed, $skipped skipped"; }
 # find_fpm LABEL: sets $fpm to Debian's php-fpm, or skips the suite LABEL (its summary
