@@ -41,6 +41,8 @@ evictions: sessions => 0
 expirations => 0
 repairs after a crash => 0
 shards reset (too damaged to repair) => 0
+release (ephpm deploy) => 0
+release acted on by this process => none yet
 Redis protocol (ephpm-resp) => not running
 Directive => Local Value => Master Value
 ephpm.cluster.allow_insecure_no_auth => 0 => 0

@@ -32,6 +32,14 @@ pool() { # pool NAME DEPLOYS
     fpm_pool "$1" "$tmp" 6 "php_admin_value[ephpm.deploys] = $2"
 }
 release one; release two; switch_to one
+# A worker's phpinfo() (HTML under php-fpm), its row of the release it acted on as text.
+cat > "$tmp/info.php" <<'PHP'
+<?php
+ob_start();
+phpinfo(INFO_MODULES);
+preg_match('~release acted on by this process\s*</td><td class="v">\s*(\S+)~', ob_get_clean(), $m);
+echo 'release acted on by this process => ', $m[1] ?? 'missing';
+PHP
 {
     printf '[global]\npid = %s/fpm.pid\nerror_log = %s/fpm.log\ndaemonize = no\n' "$tmp" "$tmp"
     pool a 1; pool b 1; pool c 0
@@ -48,8 +56,8 @@ trap cleanup EXIT
 for p in a b c; do
     for _ in $(seq 100); do [ -S "$tmp/$p.sock" ] && break; sleep 0.05; done
 done
-request() { # request POOL -> body
-    SCRIPT_FILENAME="$tmp/current/app.php" SCRIPT_NAME=/app.php REQUEST_METHOD=GET \
+request() { # request POOL [SCRIPT] -> body (SCRIPT: the release's app.php)
+    SCRIPT_FILENAME="${2:-$tmp/current/app.php}" SCRIPT_NAME=/app.php REQUEST_METHOD=GET \
         cgi-fcgi -bind -connect "$tmp/$1.sock" 2>/dev/null | sed '1,/^\r\{0,1\}$/d'
 }
 burst() { # burst POOL: 36 requests, 12 at a time (every worker serves some), one line each
@@ -82,4 +90,8 @@ check "pool c (ephpm.deploys off) clears nothing: its requests are what a deploy
 out=$("$root/target/release/ephpm" --store "$store" --json deploy)
 check "ephpm deploy --json says the new release" '{"release":2}' "$out"
 check "a CLI script reads the release with ephpm_release()" "2" "$("${cli[@]}" -r 'echo ephpm_release();')"
+check "php --ri ephpm shows the store's release" "release (ephpm deploy) => 2" \
+    "$("${cli[@]}" --ri ephpm | grep '^release (ephpm deploy)')"
+check "a worker's phpinfo() shows the release it acted on" "release acted on by this process => 2" \
+    "$(request a "$tmp/info.php")"
 summary deploy

@@ -110,6 +110,12 @@ fn host_name() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
+/// The release this process last acted on at a request start; `None` before its first
+/// request with `ephpm.deploys` on.
+pub fn seen() -> Option<i64> {
+    Some(SEEN.load(Ordering::Relaxed)).filter(|&n| n != i64::MIN)
+}
+
 /// `ephpm_release(): int`: the release number this process last acted on at a request
 /// start (`ephpm.deploys` on), else the store's now; 0 before the first deploy.
 pub extern "C" fn release(ex: &mut ExecuteData, rv: &mut Zval) {
@@ -117,14 +123,12 @@ pub extern "C" fn release(ex: &mut ExecuteData, rv: &mut Zval) {
         if super::call::Call::new(ex, 0, 0).is_none() {
             return;
         }
-        let seen = SEEN.load(Ordering::Relaxed);
-        let release = if seen != i64::MIN {
-            seen
-        } else {
-            match open_keyspace(None, b"").and_then(|s| deploy::current(&s)) {
+        let release = match seen() {
+            Some(seen) => seen,
+            None => match open_keyspace(None, b"").and_then(|s| deploy::current(&s)) {
                 Ok(n) => n,
                 Err(e) => return super::error::throw(&e, 0, "ephpm_release()"),
-            }
+            },
         };
         rv.set_long(release);
     })

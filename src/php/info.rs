@@ -6,6 +6,7 @@ use ext_php_rs::{info_table_end, info_table_row, info_table_start};
 
 use super::ffi;
 use super::ini::config;
+use crate::keyspace::Keyspace;
 
 pub extern "C" fn module_info(module: *mut ModuleEntry) {
     let c = config();
@@ -14,12 +15,22 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
     info_table_row!("version", env!("CARGO_PKG_VERSION"));
     info_table_row!("default store (ephpm.dsn)", c.dsn.as_str());
     let opened = crate::open::open_existing(&c.dsn, &c).and_then(|s| {
-        s.map(|s| Ok((s.describe(), s.stats()?, crate::resp_probe::status_of(&*s))))
-            .transpose()
+        s.map(|s| {
+            // The counters before the release is read: that read is not the user's.
+            let stats = s.stats()?;
+            let release = crate::deploy::current(&Keyspace::new(s.clone(), b""))?;
+            Ok((
+                s.describe(),
+                stats,
+                crate::resp_probe::status_of(&*s),
+                release,
+            ))
+        })
+        .transpose()
     });
     match opened {
         Ok(None) => info_table_row!("backend", "not created yet (made by the first use)"),
-        Ok(Some((describe, st, resp))) => {
+        Ok(Some((describe, st, resp, release))) => {
             info_table_row!("backend", describe.as_str());
             // A Redis without maxmemory reports 0: no limit of its own.
             let size = match st.memory_size {
@@ -52,6 +63,11 @@ pub extern "C" fn module_info(module: *mut ModuleEntry) {
                 "shards reset (too damaged to repair)",
                 st.resets.to_string().as_str()
             );
+            // What `ephpm deploy` raised, and what this process acted on (`ephpm.deploys`):
+            // a worker that shows an older number has not served a request since.
+            info_table_row!("release (ephpm deploy)", release.to_string().as_str());
+            let seen = super::deploy::seen().map_or("none yet".to_string(), |n| n.to_string());
+            info_table_row!("release acted on by this process", seen.as_str());
             if let Some(resp) = resp {
                 info_table_row!("Redis protocol (ephpm-resp)", resp.to_string().as_str());
             }
