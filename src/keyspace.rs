@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::store::shm::constants::MAX_KEY_LEN;
 use crate::store::{
-    Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, Stats, Store, StoreError, Value,
+    Hit, KeyTtl, Result, Retention, Room, ScanEntry, SetNx, Stats, Store, StoreError, Value,
 };
 
 /// A store and the prefix put before every key.
@@ -82,6 +82,10 @@ impl Keyspace {
 
     pub fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
         self.with_key(key, |s, k| s.get(k, out))
+    }
+    /// `Store::get_into` on this prefix's key.
+    pub fn get_into(&self, key: &[u8], room: &mut dyn Room) -> Result<Option<Hit>> {
+        self.with_key(key, |s, k| s.get_into(k, room))
     }
     /// `Store::get_many` on this prefix's keys.
     pub fn get_many(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, Hit, &[u8])) -> Result<()> {

@@ -21,4 +21,4 @@ pub mod values;
 pub use error::{BoxedError, Result, StoreError};
 pub use stats::{Event, ShardFill, Stats};
 pub use token::{Token, new_token};
-pub use values::{Fetched, Hit, KeyTtl, Retention, ScanEntry, SetNx, Value};
+pub use values::{Fetched, Hit, KeyTtl, Retention, Room, ScanEntry, SetNx, Value, fill};

@@ -1,6 +1,7 @@
 //! The values and answers the `Store` trait speaks: what `set` stores, what `get` finds,
 //! what an entry is to eviction, what a key's lifetime is.
 
+use std::mem::MaybeUninit;
 use std::time::Duration;
 
 /// A value: what `set` stores, and what `read` shows (borrowed from the store for the
@@ -45,6 +46,67 @@ impl Value<'_> {
             Value::Float(x) => Fetched::Float(x),
             Value::Bool(b) => Fetched::Bool(b),
             Value::Null => Fetched::Null,
+        }
+    }
+}
+
+/// Where a get copies a string-like value. Room of the value's exact length is asked for
+/// before its bytes are copied, so that the caller can hand out the memory the value ends
+/// up in (the PHP layer: the new PHP string) and the value is copied once, not into a
+/// buffer and again out of it.
+///
+/// A lock-free read may ask more than once (a writer moved the entry meanwhile: the next
+/// try asks again, maybe for another length); only the last room asked for holds the
+/// value. No lock is held while `room` runs on a lock-free read; on any other path the
+/// bytes are copied into a buffer first and into the room after the lock is released.
+pub trait Room {
+    /// `len` bytes for a value of kind `kind` (`Str` or `Serialized`), or `None` to refuse
+    /// it (the caller's memory is short, say): the read then copies nothing and still
+    /// reports the hit, which the caller knows it refused.
+    fn room(&mut self, len: usize, kind: Fetched) -> Option<&mut [MaybeUninit<u8>]>;
+
+    /// Says the bytes of the last `room` are written.
+    ///
+    /// # Safety
+    /// All `len` bytes of the last `room(len, _)` have been initialised.
+    unsafe fn filled(&mut self, len: usize);
+
+    /// Whether the room may be given a value's bytes as the store keeps them, packed, for
+    /// the store to unpack afterwards: only a buffer of the engine's own. Any other room
+    /// is given the value unpacked.
+    fn takes_packed(&self) -> bool {
+        false
+    }
+}
+
+/// A reusable buffer: the room is its spare capacity.
+impl Room for Vec<u8> {
+    #[inline]
+    fn room(&mut self, len: usize, _kind: Fetched) -> Option<&mut [MaybeUninit<u8>]> {
+        self.clear();
+        self.reserve(len);
+        Some(&mut self.spare_capacity_mut()[..len])
+    }
+
+    #[inline]
+    unsafe fn filled(&mut self, len: usize) {
+        // SAFETY: `room` reserved `len` bytes, which the caller says are initialised.
+        unsafe { self.set_len(len) }
+    }
+
+    fn takes_packed(&self) -> bool {
+        true
+    }
+}
+
+/// Copies `bytes`, a value of kind `kind`, into `room` (unless the room refuses it).
+pub fn fill(room: &mut (impl Room + ?Sized), kind: Fetched, bytes: &[u8]) {
+    if let Some(dst) = room.room(bytes.len(), kind) {
+        // SAFETY: `dst` is `bytes.len()` writable bytes of the room's own memory, which
+        // cannot overlap `bytes` (we hold `room` mutably while `bytes` is borrowed).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst.as_mut_ptr().cast(), bytes.len());
+            room.filled(bytes.len());
         }
     }
 }

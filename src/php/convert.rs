@@ -11,6 +11,7 @@ use ext_php_rs::zend::{ExecutorGlobals, ce};
 
 use super::error::warn;
 use super::ffi;
+use super::string_room::{Roomed, StringRoom};
 use crate::keyspace::Keyspace;
 use crate::store::{Fetched, Value};
 
@@ -135,25 +136,28 @@ pub enum Fetch {
     TooLarge { len: usize, left: usize },
 }
 
-/// Reads `key` into `out`: the value is copied once out of the store, into the scratch
-/// buffer, and from there into the PHP value. No store lock is held by then, so making
-/// the PHP value may end the request (memory_limit, a fatal error in `__unserialize`)
-/// without holding up anybody.
+/// Reads `key` into `out`: a string is copied once, out of the store straight into the
+/// new PHP string (`StringRoom`); a serialized value into the scratch buffer, and
+/// unserialized from there. No store lock is held by then, so making the PHP value may
+/// end the request (memory_limit, a fatal error in `__unserialize`) without holding up
+/// anybody.
 pub fn fetch(space: &Keyspace, key: &[u8], out: &mut Zval) -> crate::store::Result<Fetch> {
     with_scratch(|buf| {
-        let Some(hit) = space.get(key, buf)? else {
+        let mut room = StringRoom::new(buf, false);
+        let Some(hit) = space.get_into(key, &mut room)? else {
             return Ok(Fetch::Miss);
         };
-        if let (Fetched::Str, Some(left)) = (hit.value, no_room_for_string(buf.len())) {
-            return Ok(Fetch::TooLarge {
-                len: buf.len(),
-                left,
-            });
-        }
-        Ok(if from_value(hit.value.with(buf), out) {
-            Fetch::Hit
-        } else {
-            Fetch::Miss
+        let roomed = room.take();
+        Ok(match (hit.value, roomed) {
+            (Fetched::Str, Roomed::String(s)) => {
+                out.set_zend_string(s);
+                Fetch::Hit
+            }
+            (Fetched::Str, Roomed::TooLarge { len, left }) => Fetch::TooLarge { len, left },
+            // Never: every string hit asks for its room.
+            (Fetched::Str, Roomed::Scratch) => Fetch::Miss,
+            (kind, _) if from_value(kind.with(buf), out) => Fetch::Hit,
+            _ => Fetch::Miss,
         })
     })
 }

@@ -15,6 +15,10 @@ pub struct SmartStr {
     pub a: usize,
 }
 
+/// `GC_STRING` (Zend/zend_types.h): a string's type info, `IS_STRING` (6) with the
+/// `GC_NOT_COLLECTABLE` flag (1 << 4, at `GC_FLAGS_SHIFT` 0).
+pub const GC_STRING: u32 = 6 | (1 << 4);
+
 /// `zend_result`.
 pub const SUCCESS: c_int = 0;
 pub const FAILURE: c_int = -1;

@@ -21,8 +21,9 @@ use super::convert::{no_room_for_string, to_php_string, with_scratch};
 use super::error::value_error;
 use super::error::{throw, too_large_message, warn};
 use super::open_keyspace;
+use super::string_room::{Roomed, StringRoom};
 use crate::keyspace::{Keyspace, Waited};
-use crate::store::{KeyTtl, SetNx, StoreError, Value};
+use crate::store::{Fetched, KeyTtl, SetNx, StoreError, Value};
 
 thread_local! {
     /// The default keyspace, opened on first use in a request. `ephpm.dsn` and
@@ -113,14 +114,32 @@ extern "C" fn kv_get(ex: &mut ExecuteData, rv: &mut Zval) {
         let Some(s) = default_space(WHAT, rv) else {
             return;
         };
-        with_scratch(|buf| match soft(s.get(key, buf), WHAT, rv) {
-            Some(Some(hit)) => {
-                if let Some(v) = php_string(&to_php_string(hit.value, buf), key, rv) {
-                    *rv = v;
+        with_scratch(|buf| {
+            // A stored string (or serialized value, returned as it is) is copied once,
+            // straight into the PHP string returned.
+            let mut room = StringRoom::new(buf, true);
+            let Some(found) = soft(s.get_into(key, &mut room), WHAT, rv) else {
+                return;
+            };
+            let Some(hit) = found else {
+                return rv.set_null();
+            };
+            match (hit.value, room.take()) {
+                (Fetched::Str | Fetched::Serialized, Roomed::String(string)) => {
+                    rv.set_zend_string(string)
+                }
+                (Fetched::Str | Fetched::Serialized, Roomed::TooLarge { len, left }) => {
+                    warn(&too_large_message(key, len, left));
+                    rv.set_bool(false);
+                }
+                // Never: every string hit asks for its room.
+                (Fetched::Str | Fetched::Serialized, Roomed::Scratch) => rv.set_null(),
+                (number, _) => {
+                    if let Some(v) = php_string(&to_php_string(number, &[]), key, rv) {
+                        *rv = v;
+                    }
                 }
             }
-            Some(None) => rv.set_null(),
-            None => {}
         })
     })
 }

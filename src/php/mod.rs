@@ -34,6 +34,7 @@ pub mod lock;
 pub mod memo_lock;
 pub mod session;
 pub mod stale_cache;
+mod string_room;
 mod userland;
 
 use crate::keyspace::Keyspace;

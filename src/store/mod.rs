@@ -43,9 +43,28 @@ use std::time::{Duration, Instant};
 
 use crate::ground::rwstate;
 pub use crate::ground::{
-    BoxedError, Event, Fetched, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, ShardFill, Stats,
-    StoreError, Value,
+    BoxedError, Event, Fetched, Hit, KeyTtl, Result, Retention, Room, ScanEntry, SetNx, ShardFill,
+    Stats, StoreError, Value, fill,
 };
+
+/// `store.get_into` through a buffer: the bytes are read into it, then copied into
+/// `room` (after whatever lock the read took is released).
+pub fn get_buffered(
+    store: &(impl Store + ?Sized),
+    key: &[u8],
+    room: &mut dyn Room,
+) -> Result<Option<Hit>> {
+    let mut buf = Vec::new();
+    let hit = store.get(key, &mut buf)?;
+    if let Some(Hit {
+        value: kind @ (Fetched::Str | Fetched::Serialized),
+        ..
+    }) = hit
+    {
+        fill(room, kind, &buf);
+    }
+    Ok(hit)
+}
 
 /// A key/value store shared by processes. See the module doc for what every
 /// implementation guarantees. TTLs of `None` mean "never expires".
@@ -62,6 +81,12 @@ pub trait Store: Send + Sync {
         let mut value = Fetched::Null;
         let version = self.read(key, &mut |p| value = p.copy_into(out))?;
         Ok(version.map(|version| Hit { value, version }))
+    }
+
+    /// `get`, a string-like value copied into `room` (see `Room`). Here through a buffer;
+    /// a store that can copy straight out of its memory does so.
+    fn get_into(&self, key: &[u8], room: &mut dyn Room) -> Result<Option<Hit>> {
+        get_buffered(self, key, room)
     }
 
     /// Reads several keys: `found(i, hit, bytes)` for each `keys[i]` that is present, in

@@ -6,11 +6,11 @@
 //! lock-free readers of `optimistic.rs`, read memory a writer may be changing at that
 //! very moment, and answer `None` instead of panicking.
 
-use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 use super::constants::GRANULE;
 use super::layout::BlockHeader;
+use crate::store::{Fetched, Room};
 
 /// A view of one shard's arena in this process's mapping.
 ///
@@ -245,28 +245,40 @@ impl Arena {
         Some(true)
     }
 
-    /// Copies the `n` bytes at the 8-aligned `off` into `out` (cleared first), word by
-    /// word; `None` when out of bounds.
+    /// Copies the `n` bytes at the 8-aligned `off`, a value of kind `kind`, into the room
+    /// `out` gives for them, word by word; `None` when out of bounds. A room refused is
+    /// left as it is (the caller knows).
     #[inline]
-    pub fn racy_copy(&self, off: u32, n: u32, out: &mut Vec<u8>) -> Option<()> {
+    pub fn racy_copy<R: Room + ?Sized>(
+        &self,
+        off: u32,
+        n: u32,
+        kind: Fetched,
+        out: &mut R,
+    ) -> Option<()> {
         let p = self.racy_ptr(off, n, 8)?;
-        out.clear();
-        out.reserve(n as usize);
-        let dst: &mut [MaybeUninit<u8>] = &mut out.spare_capacity_mut()[..n as usize];
+        let Some(dst) = out.room(n as usize, kind) else {
+            return Some(());
+        };
+        // A room of another length would be a broken `Room`: copy nothing rather than
+        // write past it.
+        if dst.len() != n as usize {
+            return None;
+        }
         #[cfg(target_arch = "x86_64")]
         if n >= BULK_COPY {
             // SAFETY: `p` and the next `n` bytes are inside the mapping (racy_ptr); `dst` is
-            // `n` bytes of our own buffer, which does not overlap the mapping. `rep movsb`
-            // reads each source byte once and is opaque to the compiler, as the atomic
-            // loads below are: what it copies may be torn by a concurrent writer, and is
-            // used only once the seqlock says it was not (the impl's doc).
+            // `n` bytes of the caller's own memory, which does not overlap the mapping. `rep
+            // movsb` reads each source byte once and is opaque to the compiler, as the
+            // atomic loads below are: what it copies may be torn by a concurrent writer, and
+            // is used only once the seqlock says it was not (the impl's doc).
             unsafe {
                 std::arch::asm!("rep movsb",
                     inout("rcx") n as usize => _,
                     inout("rsi") p => _,
                     inout("rdi") dst.as_mut_ptr() => _,
                     options(nostack, preserves_flags));
-                out.set_len(n as usize);
+                out.filled(n as usize);
             }
             return Some(());
         }
@@ -274,7 +286,7 @@ impl Arena {
         let mut at = p;
         for c in &mut chunks {
             // SAFETY: `at` stays within the `n` bytes checked above, 8-aligned; `c` is 8
-            // bytes of our own buffer (alignment 1: an unaligned store).
+            // bytes of the caller's memory (alignment 1: an unaligned store).
             unsafe {
                 let w = AtomicU64::from_ptr(at.cast()).load(Ordering::Relaxed);
                 c.as_mut_ptr().cast::<u64>().write_unaligned(w);
@@ -286,8 +298,8 @@ impl Arena {
             d.write(unsafe { AtomicU8::from_ptr(at) }.load(Ordering::Relaxed));
             at = at.wrapping_add(1);
         }
-        // SAFETY: the loops above initialised all `n` bytes of the spare capacity.
-        unsafe { out.set_len(n as usize) };
+        // SAFETY: the loops above initialised all `n` bytes of the room.
+        unsafe { out.filled(n as usize) };
         Some(())
     }
 }

@@ -62,8 +62,8 @@ pub use userdir::euid;
 use wait::WaitTable;
 
 use super::{
-    Event, Fetched, Hit, KeyTtl, Result, Retention, ScanEntry, SetNx, ShardFill, Stats, Store,
-    StoreError, Value,
+    Event, Fetched, Hit, KeyTtl, Result, Retention, Room, ScanEntry, SetNx, ShardFill, Stats,
+    Store, StoreError, Value, get_buffered,
 };
 use crate::codec;
 
@@ -374,13 +374,18 @@ impl ShmStore {
         }
     }
 
-    /// A get without the lock (`optimistic.rs`), string-like values into `out` (unpacked),
-    /// counted in the shard's tally; `None` when it needs the lock.
+    /// A get without the lock (`optimistic.rs`), a string-like value into the room `out`
+    /// gives (packed only if it `takes_packed`: then the hit's second half is the
+    /// unpacked length), counted in the shard's tally; `None` when it needs the lock.
     ///
     /// Locking: none; once every `TALLY_FLUSH` reads a try-lock of the shard, to pay its
     /// tally (`tally.rs`).
     #[inline]
-    fn read_optimistic(&self, key: &[u8], out: &mut Vec<u8>) -> Option<Option<Hit>> {
+    fn read_optimistic<R: Room + ?Sized>(
+        &self,
+        key: &[u8],
+        out: &mut R,
+    ) -> Option<Option<(Hit, Option<u32>)>> {
         let hash = hash_key(key);
         let i = shard_of(hash);
         let mut now = LazyNow::new(&self.clock);
@@ -401,11 +406,6 @@ impl ShmStore {
         if !hit {
             return Some(None);
         }
-        if let Some(raw_len) = f.unpacked_len {
-            // A whole copy (the read checked it) of a value we packed: corrupt only if the
-            // segment was scribbled on, which the locked path then reports as damage.
-            *out = codec::decompress(out, raw_len as usize)?;
-        }
         let value = match f.kind {
             KIND_STR => Fetched::Str,
             KIND_SERIALIZED => Fetched::Serialized,
@@ -415,13 +415,29 @@ impl ShmStore {
             KIND_TRUE => Fetched::Bool(true),
             _ => Fetched::Null,
         };
-        if !matches!(value, Fetched::Str | Fetched::Serialized) {
-            out.clear();
-        }
-        Some(Some(Hit {
+        let hit = Hit {
             value,
             version: f.version,
-        }))
+        };
+        Some(Some((hit, f.unpacked_len)))
+    }
+
+    /// `read_optimistic` into a buffer: a string-like value unpacked, anything else
+    /// leaves it empty.
+    #[inline]
+    fn read_optimistic_buffered(&self, key: &[u8], out: &mut Vec<u8>) -> Option<Option<Hit>> {
+        let Some((hit, unpacked_len)) = self.read_optimistic(key, out)? else {
+            return Some(None);
+        };
+        if let Some(raw_len) = unpacked_len {
+            // A whole copy (the read checked it) of a value we packed: corrupt only if the
+            // segment was scribbled on, which the locked path then reports as damage.
+            *out = codec::decompress(out, raw_len as usize)?;
+        }
+        if !matches!(hit.value, Fetched::Str | Fetched::Serialized) {
+            out.clear();
+        }
+        Some(Some(hit))
     }
 
     /// `read` under the shard lock: what the lock-free path leaves to it.
@@ -577,7 +593,7 @@ impl Store for ShmStore {
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
         let shown = VISIT_COPY.with(|copy| {
             let mut buf = copy.take();
-            let shown = self.read_optimistic(key, &mut buf).map(|hit| {
+            let shown = self.read_optimistic_buffered(key, &mut buf).map(|hit| {
                 hit.map(|h| {
                     visit(h.value.with(&buf));
                     h.version
@@ -601,9 +617,21 @@ impl Store for ShmStore {
     /// every try, take the key's shard lock. Writes nothing
     /// shared except, once every `TALLY_FLUSH` reads, the counters (`tally.rs`).
     fn get(&self, key: &[u8], out: &mut Vec<u8>) -> Result<Option<Hit>> {
-        match self.read_optimistic(key, out) {
+        match self.read_optimistic_buffered(key, out) {
             Some(hit) => Ok(hit),
             None => self.get_locked(key, out),
+        }
+    }
+
+    /// `get` copying a string straight out of the segment into the room (one copy): a
+    /// shard being written, or a packed value, go through a buffer (`get`) instead.
+    ///
+    /// Locking: as `get`; never while `room` runs.
+    fn get_into(&self, key: &[u8], room: &mut dyn Room) -> Result<Option<Hit>> {
+        match self.read_optimistic(key, room) {
+            // A room that is not a buffer is never given packed bytes.
+            Some(found) => Ok(found.map(|(hit, _)| hit)),
+            None => get_buffered(self, key, room),
         }
     }
 

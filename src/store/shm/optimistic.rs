@@ -40,6 +40,7 @@ use super::arena::Arena;
 use super::clock::LazyNow;
 use super::constants::{ARENA_START, GRANULE, OPTIMISTIC_ATTEMPTS};
 use super::layout::*;
+use crate::store::{Fetched, Room};
 
 /// What a lock-free read found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,13 +80,13 @@ enum Try {
 /// # Safety
 /// - `h` points to the shard's header in a live mapping, and `a` is that shard's arena.
 #[inline]
-pub unsafe fn read(
+pub unsafe fn read<R: Room + ?Sized>(
     h: *mut ShardHeader,
     a: Arena,
     r: &Request,
     now: &mut LazyNow,
     found: &mut Found,
-    out: &mut Vec<u8>,
+    out: &mut R,
 ) -> Outcome {
     // SAFETY: forwarded; the header's fields are read atomically below.
     let view = unsafe { Header::new(h) };
@@ -141,13 +142,13 @@ impl Header<'_> {
 }
 
 #[inline]
-fn attempt(
+fn attempt<R: Room + ?Sized>(
     h: &Header,
     a: Arena,
     r: &Request,
     now: &mut LazyNow,
     found: &mut Found,
-    out: &mut Vec<u8>,
+    out: &mut R,
 ) -> Try {
     let seen = h.read_seq.load(Ordering::Acquire);
     let active = seen & 1 != 0 && !cfg!(feature = "broken-atomicity");
@@ -206,7 +207,7 @@ fn attempt(
 /// Reads the entry at `off`, which holds the key.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn entry(
+fn entry<R: Room + ?Sized>(
     h: &Header,
     a: Arena,
     seen: u64,
@@ -214,7 +215,7 @@ fn entry(
     r: &Request,
     now: &mut LazyNow,
     found: &mut Found,
-    out: &mut Vec<u8>,
+    out: &mut R,
 ) -> Try {
     let fields = (|| {
         Some((
@@ -239,7 +240,10 @@ fn entry(
     let packed = flags & FLAG_COMPRESSED != 0;
     let at = (ENTRY_HEADER + r.key.len() as u32).next_multiple_of(8) + off;
     let read = match kind {
-        KIND_STR | KIND_SERIALIZED => a.racy_copy(at, stored, out),
+        // A room that cannot take packed bytes leaves their unpacking to a buffer's read.
+        KIND_STR | KIND_SERIALIZED if packed && !out.takes_packed() => None,
+        KIND_STR => a.racy_copy(at, stored, Fetched::Str, out),
+        KIND_SERIALIZED => a.racy_copy(at, stored, Fetched::Serialized, out),
         _ if packed => None,
         KIND_INT | KIND_FLOAT if stored == 8 => a.racy_u64(at).map(|n| found.word = n),
         KIND_FALSE | KIND_TRUE | KIND_NULL => Some(()),

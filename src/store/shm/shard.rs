@@ -29,6 +29,7 @@ use super::optimistic::{self, Found, Outcome, Request};
 use super::repair;
 use super::tally::Owed;
 use super::wait::WaitTable;
+use crate::store::Room;
 
 /// A write that cannot fit in its shard even after evicting everything evictable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,13 +224,13 @@ impl Shard {
     ///
     /// Locking: none; writes nothing shared.
     #[inline]
-    pub fn read_optimistic(
+    pub fn read_optimistic<R: Room + ?Sized>(
         &self,
         hash: u64,
         key: &[u8],
         now: &mut LazyNow,
         found: &mut Found,
-        out: &mut Vec<u8>,
+        out: &mut R,
     ) -> Outcome {
         let r = Request { hash, key };
         // SAFETY: the header and its arena live in the mapping for our lifetime
