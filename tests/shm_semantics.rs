@@ -3,11 +3,12 @@
 
 mod common;
 
+use std::mem::MaybeUninit;
 use std::time::Duration;
 
 use common::*;
 use ephpm::store::shm::{ShmError, ShmOptions, ShmStore, remove_unused};
-use ephpm::store::{Fetched, KeyTtl, SetNx, Store, StoreError, Value};
+use ephpm::store::{Fetched, KeyTtl, Room, SetNx, Store, StoreError, Value};
 
 fn get(s: &dyn Store, key: &[u8]) -> Option<(Fetched, Vec<u8>)> {
     let mut out = Vec::new();
@@ -122,6 +123,96 @@ fn compare_through_compression() {
     assert!(!s.del_if_eq(b"z", &other).unwrap());
     assert!(!s.del_if_eq(b"z", &big[..big.len() - 1]).unwrap());
     assert!(s.del_if_eq(b"z", &big).unwrap());
+}
+
+/// A room that is not the engine's own buffer, as PHP's new string is: it is asked for
+/// exactly the value's unpacked length (a compressed value included), and one that
+/// refuses (no memory left) still hears of the hit and is given nothing.
+struct Recording {
+    asked: Vec<(usize, Fetched)>,
+    bytes: Vec<MaybeUninit<u8>>,
+    filled: Option<usize>,
+    refuse: bool,
+}
+
+impl Room for Recording {
+    fn room(&mut self, len: usize, kind: Fetched) -> Option<&mut [MaybeUninit<u8>]> {
+        self.asked.push((len, kind));
+        if self.refuse {
+            return None;
+        }
+        self.bytes = vec![MaybeUninit::uninit(); len];
+        Some(&mut self.bytes)
+    }
+
+    unsafe fn filled(&mut self, len: usize) {
+        self.filled = Some(len);
+    }
+}
+
+impl Recording {
+    fn new(refuse: bool) -> Self {
+        Recording {
+            asked: Vec::new(),
+            bytes: Vec::new(),
+            filled: None,
+            refuse,
+        }
+    }
+
+    fn value(&self) -> Vec<u8> {
+        let len = self.filled.expect("filled");
+        // SAFETY: `filled(len)` said the first `len` bytes were written.
+        self.bytes[..len]
+            .iter()
+            .map(|b| unsafe { b.assume_init() })
+            .collect()
+    }
+}
+
+#[test]
+fn get_into_a_room_of_the_callers_own() {
+    let dir = TestDir::new("room");
+    let opts = ShmOptions {
+        compress_threshold: 1024,
+        ..dir.options(4 * MB)
+    };
+    let (s, _) = ShmStore::open(&opts).unwrap();
+    let big = b"room-".repeat(4000);
+    s.set(b"big", Value::Str(&big), None).unwrap();
+    s.set(b"small", Value::Serialized(b"a:0:{}"), None).unwrap();
+    s.set(b"n", Value::Int(7), None).unwrap();
+    for (key, want, kind) in [
+        (&b"big"[..], &big[..], Fetched::Str),
+        (b"small", b"a:0:{}", Fetched::Serialized),
+    ] {
+        let mut room = Recording::new(false);
+        let hit = s.get_into(key, &mut room).unwrap().expect("hit");
+        assert_eq!(hit.value, kind);
+        assert_eq!(
+            room.asked,
+            [(want.len(), kind)],
+            "asked once, for the whole value"
+        );
+        assert_eq!(room.value(), want);
+    }
+    let mut refusing = Recording::new(true);
+    let hit = s
+        .get_into(b"big", &mut refusing)
+        .unwrap()
+        .expect("a hit refused is a hit");
+    assert_eq!(hit.value, Fetched::Str);
+    assert_eq!(refusing.filled, None);
+    let mut room = Recording::new(false);
+    assert_eq!(
+        s.get_into(b"n", &mut room).unwrap().unwrap().value,
+        Fetched::Int(7)
+    );
+    assert!(s.get_into(b"absent", &mut room).unwrap().is_none());
+    assert!(
+        room.asked.is_empty(),
+        "no room asked for an integer or a miss"
+    );
 }
 
 /// increment creates at the increment, keeps a TTL only from creation, rejects

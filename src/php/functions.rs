@@ -17,11 +17,11 @@ use ext_php_rs::types::{ZendHashTable, ZendStr, Zval};
 use ext_php_rs::zend::ExecuteData;
 
 use super::call::{Call, Handler, MAX_SECONDS, run};
-use super::convert::{no_room_for_string, to_php_string, with_scratch};
+use super::convert::{to_php_string, with_scratch};
 use super::error::value_error;
 use super::error::{throw, too_large_message, warn};
 use super::open_keyspace;
-use super::string_room::{Roomed, StringRoom};
+use super::string_room::{Roomed, StringRoom, no_room_for_string};
 use crate::keyspace::{Keyspace, Waited};
 use crate::store::{Fetched, KeyTtl, SetNx, StoreError, Value};
 

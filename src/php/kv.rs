@@ -11,10 +11,11 @@ use ext_php_rs::zend::{ExecuteData, ExecutorGlobals, ce};
 
 use super::call::{Call, Handler, arg_type_error, run, ttl_from_seconds, type_name};
 use super::class::{native_class, nullable, public};
-use super::convert::{Fetch, fetch, from_value, no_room_for_string, with_scratch, with_value};
+use super::convert::{Fetch, fetch, from_value, with_scratch, with_value};
 use super::error::value_error;
 use super::error::{throw, throw_new, too_large};
 use super::open_keyspace;
+use super::string_room::no_room_for_string;
 use crate::keyspace::{Keyspace, Waited};
 use crate::store::{Fetched, KeyTtl, SetNx, Value};
 

@@ -11,8 +11,7 @@ use ext_php_rs::boxed::ZBox;
 use ext_php_rs::ffi::{_emalloc, zend_string};
 use ext_php_rs::types::ZendStr;
 
-use super::convert::no_room_for_string;
-use super::ffi::GC_STRING;
+use super::ffi::{self, GC_STRING};
 use crate::store::{Fetched, Room};
 
 /// Where the last value asked for went.
@@ -96,4 +95,33 @@ fn new_string(len: usize) -> ZBox<ZendStr> {
         *(*s).val.as_mut_ptr().add(len) = 0;
         ZBox::from_raw(s)
     }
+}
+
+/// Zend's allocator (Zend/zend_alloc.h): memory comes in pages of 4 KiB (a small string
+/// rounds up to less, a large one to whole pages). A zend_string adds a 24-byte header
+/// and a NUL.
+const ZEND_MM_PAGE_SIZE: usize = 4096;
+const ZSTR_OVERHEAD: usize = 24 + 1;
+
+/// `Some(left)` when PHP's memory_limit certainly has no room for a new PHP string of
+/// `len` bytes (`left` bytes remain): the caller refuses with an exception instead of
+/// letting the allocation end the request with a fatal error. The allocator compares the
+/// limit with its *real* size (whole chunks and huge blocks, `zend_memory_usage(true)`),
+/// which is never below the bytes in use, so this never refuses what would fit.
+pub fn no_room_for_string(len: usize) -> Option<usize> {
+    // Read straight from PHP's core globals: ext-php-rs's `ProcessGlobals::get()` takes a
+    // process-wide RwLock on every call, which cost a quarter of a cached get (measured
+    // with perf). Only this thread writes memory_limit (ini_set), and not while we read.
+    // SAFETY: the function returns PHP's (this thread's, under ZTS) core globals, valid
+    // for the whole request.
+    let limit = unsafe { (*ext_php_rs::ffi::ext_php_rs_process_globals()).memory_limit };
+    // -1 (no limit) or an unset limit: the allocator grants anything.
+    let limit = usize::try_from(limit).ok()?;
+    // SAFETY: reads the current heap's counters; called inside a request.
+    let used = unsafe { ffi::zend_memory_usage(true) };
+    let left = limit.saturating_sub(used);
+    let block = len
+        .saturating_add(ZSTR_OVERHEAD)
+        .next_multiple_of(ZEND_MM_PAGE_SIZE);
+    (block > left).then_some(left)
 }
