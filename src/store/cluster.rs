@@ -13,6 +13,7 @@ use super::shm::{ShmOptions, ShmStore, euid, open_shared};
 use super::{
     Event, KeyTtl, Result, ScanEntry, SetNx, ShardFill, Stats, Store, StoreError, Value, bytes,
 };
+use crate::ground::dsn::Copies;
 use crate::wire::entry::{self, State};
 use crate::wire::peercred::peer_uid;
 use crate::wire::{self, Entry, Failure, Op, Response, Route};
@@ -24,6 +25,8 @@ pub struct ClusterStore {
     timeout: Duration,
     /// `?prefix=`: put before every key.
     prefix: Vec<u8>,
+    /// `?copies=`: carried by every lock operation to the lock's owner.
+    copies: Copies,
     /// Idle connections to the node, with the pid that opened them: a forked child
     /// never shares its parent's.
     idle: Mutex<Vec<(u32, UnixStream)>>,
@@ -36,6 +39,7 @@ impl ClusterStore {
         store: &ShmOptions,
         timeout: Duration,
         prefix: &[u8],
+        copies: Copies,
     ) -> Result<(Self, Vec<String>)> {
         let (local, warnings) = open_shared(&segment_options(store))?;
         Ok((
@@ -44,6 +48,7 @@ impl ClusterStore {
                 socket: socket_path(store)?,
                 timeout,
                 prefix: prefix.to_vec(),
+                copies,
                 idle: Mutex::new(Vec::new()),
                 requests: AtomicU64::new(0),
             },
@@ -388,6 +393,7 @@ impl Store for ClusterStore {
             key: self.full(name),
             token: token.to_vec(),
             ttl,
+            copies: self.copies,
         })? {
             Response::Fence(f) => Ok(f),
             other => Err(unexpected(other)),
@@ -407,6 +413,7 @@ impl Store for ClusterStore {
             key: self.full(name),
             token: token.to_vec(),
             ttl,
+            copies: self.copies,
         })
     }
 
@@ -414,6 +421,7 @@ impl Store for ClusterStore {
         self.boolean(Op::LockRelease {
             key: self.full(name),
             token: token.to_vec(),
+            copies: self.copies,
         })
     }
 
@@ -425,6 +433,7 @@ impl Store for ClusterStore {
         match self.call(&Op::RwLock {
             key: self.full(name),
             op: op.clone(),
+            copies: self.copies,
         })? {
             Response::RwLock(outcome) => Ok(outcome),
             other => Err(unexpected(other)),

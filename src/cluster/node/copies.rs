@@ -11,6 +11,17 @@ use futures_util::StreamExt;
 /// The most lock operations whose copies to other hosts may be in the background at once.
 const BACKGROUND_COPIES: usize = 256;
 
+/// Which copies of a write its owner awaits before it answers (`Node::propagate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Awaited {
+    /// Every member's: a value's write.
+    Every,
+    /// The replicas' only: a lock's operation.
+    Replicas,
+    /// None: a lock's operation with `cluster://?copies=async`.
+    Nothing,
+}
+
 impl Node {
     /// (the version PHP sees, the segment's own version) of the local copy.
     pub(super) fn versions(&self, key: &[u8]) -> (u64, u64) {
@@ -98,19 +109,24 @@ impl Node {
     /// stripe, decided on two nodes), stalled both until the timeout. Copies need no
     /// order: a host installs an entry only over an older one.
     ///
-    /// `await_pushes` false (a lock's operations): only the replicas' copies are awaited;
+    /// `Awaited::Replicas` (a lock's operations): only the replicas' copies are awaited;
     /// the other hosts' that have not answered by then finish in the background. Nothing
     /// reads a lock from a host's segment — acquire, extend, release, TTLs and waits all
     /// go to the owner — so those copies only save gossip some work; awaited, a paused
     /// host that is no replica held every lock operation for the node timeout until the
     /// failure detector gave up on it (bench/cluster_lock_paths.php). On one machine
     /// running every node, the overlap costs a lock cycle some CPU (bench/RESULTS.md).
+    ///
+    /// `Awaited::Nothing` (a lock's operation with `?copies=async`): the replicas'
+    /// copies go to the background too, under the same bound. The replicas then learn
+    /// of the lock after its holder did — or, when the owner dies first, never — which
+    /// is the price of `copies=async` (see `decide`).
     pub(super) async fn propagate(
         self: &Arc<Self>,
         key: &[u8],
         w: &Write,
         turn: tokio::sync::MutexGuard<'_, ()>,
-        await_pushes: bool,
+        awaited: Awaited,
     ) {
         let announced = self.announced(&w.entry);
         self.publish(key, &announced, w.ttl).await;
@@ -151,8 +167,16 @@ impl Node {
                 (n, replica, result)
             });
         }
-        // Every copy goes out at once; the replicas' are always awaited.
-        while replicas_left > 0 || (await_pushes && !asks.is_empty()) {
+        // Every copy goes out at once; those `awaited` names are awaited.
+        loop {
+            let more = match awaited {
+                Awaited::Every => !asks.is_empty(),
+                Awaited::Replicas => replicas_left > 0,
+                Awaited::Nothing => false,
+            };
+            if !more {
+                break;
+            }
             let Some((n, replica, result)) = asks.next().await else {
                 break;
             };
@@ -166,11 +190,12 @@ impl Node {
                 }
             }
         }
-        // A lock's copies to other hosts that have not answered yet finish in the
-        // background (usually they have answered by now, and nothing is spawned). At
-        // most `BACKGROUND_COPIES` at once: a paused host would otherwise gather one
-        // connection per lock operation until the timeout; past that the copies are
-        // dropped, and gossip carries the entry to that host.
+        // A lock's copies that have not answered yet finish in the background (with
+        // `Awaited::Replicas` usually they have answered by now, and nothing is
+        // spawned). At most `BACKGROUND_COPIES` at once: a paused host would otherwise
+        // gather one connection per lock operation until the timeout; past that the
+        // copies are dropped (and counted, `health.rs`), and gossip carries the entry
+        // to those hosts.
         if !asks.is_empty() {
             let count = &self.background_copies;
             if count.fetch_add(1, Ordering::Relaxed) < BACKGROUND_COPIES {

@@ -298,6 +298,8 @@ impl Node {
         ))
     }
 
+    /// Asks `node`, in the version spoken with it: an operation that version cannot
+    /// carry goes as it can (`Op::spoken_in`: `Async` copies as awaited ones).
     async fn ask(
         &self,
         node: &str,
@@ -305,7 +307,9 @@ impl Node {
         op: &Op,
         timeout: Duration,
     ) -> Result<Response, String> {
-        self.peers.ask(self.peer(node)?, route, op, timeout).await
+        let (addr, v) = self.peer(node)?;
+        let op = op.spoken_in(v);
+        self.peers.ask((addr, v), route, &op, timeout).await
     }
 
     fn stripe(&self, key: &[u8]) -> &tokio::sync::Mutex<()> {
