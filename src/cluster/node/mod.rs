@@ -84,6 +84,8 @@ pub struct Node {
     started: Instant,
     /// Lock copies to other hosts still on their way in the background (`propagate`).
     background_copies: std::sync::atomic::AtomicUsize,
+    /// Copies of `?copies=async` lock operations waiting for their members (`copies.rs`).
+    queued: copies::Queued,
     /// Copies of writes per member, on their way and dropped (`health.rs`).
     copies: Arc<health::Copies>,
     /// When each node's heartbeat last moved (`health.rs`).
@@ -176,6 +178,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         refused: serve::Refusals::default(),
         started: Instant::now(),
         background_copies: std::sync::atomic::AtomicUsize::new(0),
+        queued: copies::Queued::default(),
         copies: Arc::default(),
         heard: health::Heard::default(),
         skews: gossip::Skews::default(),
