@@ -3,6 +3,7 @@
 //! keeps, with real `ephpm-node` processes (`common::cluster`):
 //!
 //! - it is answered while its replica is stopped, the copy still on its way;
+//! - the host that asked reads its own lock operations back at once;
 //! - while the owner lives, one holder at a time and fences that only grow, however
 //!   many contend through every node (with `--features no-owner-routing`, nodes that
 //!   decide on their own copies, it fails: `make prove-tests-can-fail`);
@@ -82,6 +83,24 @@ fn an_async_lock_is_answered_while_its_replica_is_stopped() {
         "the replica holds the lock's last state, its release",
         || (nodes[2].segment_state(&key) == Some("deleted")).then_some(()),
     );
+}
+
+/// Through a host that is neither the owner nor the replica, whose segment gets the
+/// lock's copies a batch later: every async acquire and release is read back at once
+/// (`exists`), as awaited copies give — a `copies=async` store reads a lock's entry at
+/// its owner, never from the host's segment.
+#[test]
+fn an_async_lock_operation_is_read_back_at_once_on_the_host_that_asked() {
+    let dir = TestDir::new("async-read-back");
+    let nodes = start_cluster(&dir, 3, &[]);
+    let s3 = nodes[2].store_with(Copies::Async);
+    let ttl = Duration::from_secs(30);
+    for key in owned_by_1_copied_to("node-2", "readback").take(200) {
+        assert!(s3.lock_acquire(&key, b"t", ttl).unwrap().is_some());
+        assert!(s3.exists(&key).unwrap(), "an acquired lock read as free");
+        assert!(s3.lock_release(&key, b"t").unwrap());
+        assert!(!s3.exists(&key).unwrap(), "a released lock read as held");
+    }
 }
 
 const CONTENDERS_PER_NODE: usize = 4;

@@ -182,12 +182,21 @@ impl ClusterStore {
     }
 
     /// Shows the segment's copy of `key` to `visit`: its version, or `None` when the
-    /// segment has no live value for it (absent, deleted, or a large value held elsewhere).
-    fn read_local(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
+    /// segment has no live value for it (absent, deleted, or a large value held elsewhere)
+    /// or, with `locks` false, when it holds a lock.
+    fn read_local(
+        &self,
+        key: &[u8],
+        locks: bool,
+        visit: &mut dyn FnMut(Value<'_>),
+    ) -> Result<Option<u64>> {
         let mut version = None;
         let key = self.full(key);
         self.local.read(&key, &mut |v| {
             if let Value::Str(e) = v {
+                if !locks && entry::is_lock(e) {
+                    return;
+                }
                 if let Some((_, State::Value(value))) = entry::parse(e) {
                     version = Some(bytes::fingerprint(e));
                     visit(value);
@@ -243,7 +252,11 @@ fn lifetime(ttl: Option<Duration>) -> KeyTtl {
 
 impl Store for ClusterStore {
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
-        if let Some(v) = self.read_local(key, visit)? {
+        // With `copies=async` this process's own lock operations reach the segment a
+        // batch after they were answered (`cluster/node/copies.rs`), so a lock's entry
+        // there may be older than what this process did: it is read at the owner.
+        let locks = self.copies == Copies::Sync;
+        if let Some(v) = self.read_local(key, locks, visit)? {
             return Ok(Some(v));
         }
         let Some(e) = self.entry(key)? else {
@@ -349,7 +362,7 @@ impl Store for ClusterStore {
         let mut found = out.split_off(start);
         for mut e in found.drain(..) {
             let key = e.key.split_off(self.prefix.len());
-            if self.read_local(&key, &mut |_| {})?.is_some() {
+            if self.read_local(&key, true, &mut |_| {})?.is_some() {
                 out.push(ScanEntry {
                     key,
                     fence: None,
