@@ -122,8 +122,8 @@ impl Node {
                         | Op::RwLock { .. }
                 );
             let awaited = match op.copies() {
-                // `cluster://?copies=async` (README, "Locks on cluster:// without
-                // awaited copies"): answered once this owner's copy is written. What
+                // `cluster://?copies=async` (README, "Locks without awaited
+                // copies"): answered once this owner's copy is written. What
                 // an owner's crash may lose then is a lock taken or changed in the
                 // moments before it, which its replica never received: the replica
                 // that takes the key over may hand it to another process. While this
