@@ -183,6 +183,7 @@ prove-tests-can-fail: deps
 	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster an_unreachable_owner
 	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster thirty_two_processes
 	! cargo test --release --target-dir target/broken --no-default-features --features node,await-all-copies --test cluster a_paused_host_that_holds_no_copy
+	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster_async_copies async_copies_never_give_a_lock_to_two_holders
 	! cargo test --target-dir target/wire-versions --no-default-features --features node,wire-versions-for-tests,no-wire-negotiation --test cluster_versions a_fleet_of_two_builds
 	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test lock_handoff a_release_wakes_one_waiter_not_all
 	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test cluster_handoff a_release_wakes_one_waiter_not_all

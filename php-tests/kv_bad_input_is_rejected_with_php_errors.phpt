@@ -27,6 +27,7 @@ $cases = [
     'bad dsn' => fn() => new Ephpm\Kv('memcached'),
     'bad store name' => fn() => new Ephpm\Kv('shm://../etc'),
     'cluster dsn names a store' => fn() => new Ephpm\Kv('cluster://127.0.0.1:7946'),
+    'bad cluster copies' => fn() => new Ephpm\Kv('cluster://web?copies=maybe'),
     'ca without tls' => fn() => new Ephpm\Kv('redis://127.0.0.1?ca=/etc/ssl/ca.pem'),
     'tls ca missing' => fn() => new Ephpm\Kv('rediss://127.0.0.1?ca=/nonexistent/ca.pem'),
     'bad redis parameter' => fn() => new Ephpm\Kv('redis://:secret@127.0.0.1?colour=blue'),
@@ -61,6 +62,7 @@ getMany of arrays: TypeError: Ephpm\Kv::getMany(): Argument #1 ($keys) must cont
 bad dsn: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "memcached" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…] or cluster://[NAME]
 bad store name: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "../etc" is not a valid store name: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'
 cluster dsn names a store: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "127.0.0.1:7946" is not a valid store name: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'
+bad cluster copies: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "cluster://web?copies=maybe": copies must be "sync" or "async", not "maybe"
 ca without tls: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "redis://127.0.0.1?ca=/etc/ssl/ca.pem": unknown parameter "ca"
 tls ca missing: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "rediss://127.0.0.1": cannot read ca /nonexistent/ca.pem: No such file or directory (os error 2)
 bad redis parameter: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "redis://:***@127.0.0.1?colour=blue": unknown parameter "colour"

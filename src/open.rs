@@ -39,6 +39,7 @@ pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)>
             name,
             timeout,
             prefix,
+            copies,
         } => {
             let opts = shm_options(name, config)?;
             if config.cluster.enabled {
@@ -46,7 +47,7 @@ pub fn open(dsn: &str, config: &Config) -> Result<(Arc<dyn Store>, Vec<String>)>
                     crate::cluster::NodeConfig::from_settings(&config.cluster, opts.clone())?;
                 crate::cluster::lease::keep_in_background(node)?;
             }
-            let (store, warnings) = ClusterStore::open(&opts, timeout, &prefix)?;
+            let (store, warnings) = ClusterStore::open(&opts, timeout, &prefix, copies)?;
             Ok((Arc::new(store), warnings))
         }
     }

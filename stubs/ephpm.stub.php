@@ -51,7 +51,10 @@ namespace Ephpm {
          *        each with `?timeout=SECONDS` (default 1) and `?prefix=STRING`; or
          *        ephpm's gossip cluster through this host's node: `cluster://` (the
          *        store `ephpm.store_name`) or `cluster://NAME`, with `?timeout=SECONDS`
-         *        (default 3) and `?prefix=STRING` (see README: `ephpm.cluster.*`). Nothing
+         *        (default 3), `?prefix=STRING` and `?copies=sync|async` (`async`: a lock's
+         *        owner answers before its replicas have their copies, so a lock taken
+         *        just before the owner dies may be lost; default `sync`; see README:
+         *        `ephpm.cluster.*`, "Locks without awaited copies"). Nothing
          *        connects until the first call. null means `ephpm.dsn`.
          * @param string $prefix Put before every key: two Kv with different prefixes
          *        never see each other's keys, and clear() removes only its own.

@@ -14,6 +14,7 @@ use common::cluster::{
 };
 use common::{MB, TestDir};
 use ephpm::cluster::placement::Members;
+use ephpm::ground::dsn::Copies;
 use ephpm::store::cluster::ClusterStore;
 use ephpm::store::shm::{ShmOptions, ShmStore};
 use ephpm::store::{Fetched, SetNx, Store, StoreError, Value};
@@ -346,7 +347,7 @@ fn child_lock_racer() {
         dir: dir.into(),
         ..ShmOptions::new(&format!("n{node}"), 16 << 20)
     };
-    let cluster = ClusterStore::open(&opts, Duration::from_secs(5), b"")
+    let cluster = ClusterStore::open(&opts, Duration::from_secs(5), b"", Copies::Sync)
         .unwrap()
         .0;
     let coord = coordination(dir);

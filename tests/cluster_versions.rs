@@ -1,7 +1,8 @@
 //! A rolling upgrade: nodes of an older build (data-plane version 2 only) and of the
 //! next one (versions 2 and 3) in one fleet keep serving with nothing lost — values,
-//! locks and their fences, the hand-off to a node that joins, a secret's rotation — and
-//! once every node is upgraded they speak 3 with each other. A node of a version
+//! locks and their fences, `?copies=async` lock operations (an old owner gets them as
+//! awaited ones), the hand-off to a node that joins, a secret's rotation — and once
+//! every node is upgraded they speak 3 with each other. A node of a version
 //! nobody else knows is no member, and both sides say so naming both versions.
 //!
 //! One build plays every part: it needs the cargo feature `wire-versions-for-tests`,
@@ -14,6 +15,7 @@ mod common;
 
 use common::TestDir;
 use common::cluster::*;
+use ephpm::ground::dsn::Copies;
 use ephpm::store::{Store, Value};
 
 const A: &str = "dmVyc2lvbnMtc2VjcmV0LUEtb2YtMTI4LWJpdHM";
@@ -126,6 +128,9 @@ fn a_fleet_of_two_builds_keeps_every_value_and_lock_through_an_upgrade() {
         .unwrap()
         .expect("released");
     assert!(next_fence > first_fence, "{next_fence} after {first_fence}");
+    // `?copies=async` through the new node: an old owner gets the operation as an
+    // awaited one (version 2 cannot say async, and an old node refuses it).
+    async_cycles(&n4, "mixed");
     // Old and new speak 2 with each other.
     assert!(
         versions_spoken(&n4)
@@ -179,6 +184,20 @@ fn a_fleet_of_two_builds_keeps_every_value_and_lock_through_an_upgrade() {
             .lock_release(b"upgrade:lock", &other)
             .unwrap()
     );
+    async_cycles(&nodes[0], "upgraded");
+}
+
+/// Twenty `?copies=async` lock cycles through `node`, on locks of every owner.
+fn async_cycles(node: &TestNode, tag: &str) {
+    let s = node.store_with(Copies::Async);
+    let token = [b'c'; 32];
+    let ttl = std::time::Duration::from_secs(30);
+    for i in 0..20 {
+        let name = format!("{tag}:async:{i}");
+        let taken = s.lock_acquire(name.as_bytes(), &token, ttl).unwrap();
+        assert!(taken.is_some(), "{name} was held");
+        assert!(s.lock_release(name.as_bytes(), &token).unwrap(), "{name}");
+    }
 }
 
 #[test]

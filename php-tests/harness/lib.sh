@@ -92,7 +92,8 @@ stop_cluster() {
 }
 # run_generic_phpts SO LABEL DSN...: the backend-generic .phpt tests, each with
 # ephpm.dsn set to the next DSN in turn followed by "prefix=TEST:" (the DSN ends in ? or
-# &), then one line "LABEL: N passed, N failed, N skipped". What only shm:// has
+# &), then one line "LABEL: N passed, N failed, N skipped"; with PHPTS_MATCHING set (an
+# extended regular expression), only the tests whose names match it. What only shm:// has
 # (segments, their size and fullness, its phpinfo lines, the scribbled segment, whose
 # processes run with -n and their own ini, so the rerun's DSN never reaches them),
 # argument checking (no backend sees it), and the tests that start Redis servers of
@@ -111,6 +112,7 @@ run_generic_phpts() {
         name=$(basename "$t" .phpt)
         case "$shm_only" in *" $name "*|*" $name"$'\n'*) continue ;; esac
         case "$name" in redis_*|cluster_*) continue ;; esac
+        [[ $name =~ ${PHPTS_MATCHING:-} ]] || continue
         line=$(PHPT_INI="-d ephpm.shm_size=16M -d ephpm.dsn=\"${dsns[i % ${#dsns[@]}]}prefix=$name:\"" \
             bash "$here/run-phpt.sh" "$so" "$t" | tee >(cat >&2) | tail -1)
         i=$((i + 1))

@@ -211,6 +211,7 @@ mod tests {
             key: k(),
             token: b"t2".to_vec(),
             ttl: Duration::from_secs(1),
+            copies: Default::default(),
         };
         assert_eq!(decide(&op, cur(&held), || 9).0, Response::Fence(None));
         let (r, w) = decide(&op, cur(&gone), || 9);
@@ -237,6 +238,7 @@ mod tests {
         let stale = Op::LockRelease {
             key: k(),
             token: b"old-holder".to_vec(),
+            copies: Default::default(),
         };
         assert_eq!(decide(&stale, cur, || 7), (Response::Bool(false), None));
         let cur = Some(Current {
@@ -246,6 +248,7 @@ mod tests {
         let mine = Op::LockRelease {
             key: k(),
             token: b"new-holder".to_vec(),
+            copies: Default::default(),
         };
         let (r, w) = decide(&mine, cur, || 7);
         assert_eq!(r, Response::Bool(true));

@@ -16,7 +16,9 @@
 //! - `cluster://` and `cluster://NAME`: the gossip cluster, through the node of the host
 //!   store NAME (default `ephpm.store_name`), with `?timeout=SECONDS` (default 3: the
 //!   node itself waits up to 2.5 s for a key's owner, which waits up to 1 s for its
-//!   replicas) and `?prefix=STRING`.
+//!   replicas), `?prefix=STRING` and `?copies=sync|async` (whether the owner of a lock
+//!   awaits its replicas' copies before it answers a lock operation; default `sync`:
+//!   `Copies`).
 
 use std::time::Duration;
 
@@ -32,7 +34,42 @@ pub enum Dsn {
         name: Option<String>,
         timeout: Duration,
         prefix: Vec<u8>,
+        copies: Copies,
     },
+}
+
+/// `cluster://?copies=`: whether the owner of a lock awaits its replicas' copies of a
+/// lock operation (an exclusive lock's acquire, extend and release, every read/write
+/// lock operation) before it answers. Carried by each lock operation to the owner
+/// (`wire::Op`), so every process chooses for itself.
+///
+/// What `Async` gives up is written in README.md ("Locks without awaited copies") and
+/// ARCHITECTURE.md §9.2: a lock taken or extended just before its
+/// owner dies may be lost (the replica that takes over never saw it, and another
+/// process may acquire it), as a Redis master's acknowledged `SET NX` may be lost in a
+/// failover. Kept: while the owner lives, one holder at a time and fences that only
+/// grow, since every decision is the owner's alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Copies {
+    /// The replicas' copies are awaited (the default): an acknowledged lock survives
+    /// its owner's crash on the replica that takes over.
+    #[default]
+    Sync,
+    /// The owner answers once its own copy is written; the replicas' follow.
+    Async,
+}
+
+impl Copies {
+    /// A `?copies=` value.
+    fn parse(value: &str) -> Result<Copies, String> {
+        match value {
+            "sync" => Ok(Copies::Sync),
+            "async" => Ok(Copies::Async),
+            _ => Err(format!(
+                "copies must be \"sync\" or \"async\", not \"{value}\""
+            )),
+        }
+    }
 }
 
 /// Where a Redis server is and how to talk to it.
@@ -120,6 +157,7 @@ fn parse_cluster(dsn: &str, rest: &str) -> Result<Dsn, DsnError> {
     let (name, query) = rest.split_once('?').unwrap_or((rest, ""));
     let mut timeout = DEFAULT_CLUSTER_TIMEOUT;
     let mut prefix = Vec::new();
+    let mut copies = Copies::default();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let bad = |why: String| DsnError::BadParameter {
             dsn: dsn.into(),
@@ -131,6 +169,7 @@ fn parse_cluster(dsn: &str, rest: &str) -> Result<Dsn, DsnError> {
                 prefix = percent_decode(value)
                     .ok_or_else(|| bad("prefix is not valid percent-encoding".into()))?
             }
+            ("copies", value) => copies = Copies::parse(value).map_err(bad)?,
             (name, _) => return Err(bad(format!("unknown parameter \"{name}\""))),
         }
     }
@@ -142,6 +181,7 @@ fn parse_cluster(dsn: &str, rest: &str) -> Result<Dsn, DsnError> {
         name,
         timeout,
         prefix,
+        copies,
     })
 }
 
@@ -527,15 +567,17 @@ mod tests {
             Ok(Dsn::Cluster {
                 name: None,
                 timeout: DEFAULT_CLUSTER_TIMEOUT,
-                prefix: vec![]
+                prefix: vec![],
+                copies: Copies::Sync,
             })
         );
         assert_eq!(
-            parse("cluster://web?timeout=0.5&prefix=app%3A"),
+            parse("cluster://web?timeout=0.5&prefix=app%3A&copies=async"),
             Ok(Dsn::Cluster {
                 name: Some("web".into()),
                 timeout: Duration::from_millis(500),
-                prefix: b"app:".to_vec()
+                prefix: b"app:".to_vec(),
+                copies: Copies::Async,
             })
         );
         assert_eq!(parse("cluster://a/b"), Err(DsnError::BadName("a/b".into())));
@@ -543,6 +585,13 @@ mod tests {
             parse("cluster://?seeds=x"),
             Err(DsnError::BadParameter { .. })
         ));
+        let Err(bad) = parse("cluster://web?copies=later") else {
+            panic!("copies=later was taken")
+        };
+        assert_eq!(
+            bad.to_string(),
+            "\"cluster://web?copies=later\": copies must be \"sync\" or \"async\", not \"later\""
+        );
         assert_eq!(
             parse("memcached"),
             Err(DsnError::Malformed("memcached".into()))

@@ -13,6 +13,7 @@ use super::shm::{ShmOptions, ShmStore, euid, open_shared};
 use super::{
     Event, KeyTtl, Result, ScanEntry, SetNx, ShardFill, Stats, Store, StoreError, Value, bytes,
 };
+use crate::ground::dsn::Copies;
 use crate::wire::entry::{self, State};
 use crate::wire::peercred::peer_uid;
 use crate::wire::{self, Entry, Failure, Op, Response, Route};
@@ -24,6 +25,8 @@ pub struct ClusterStore {
     timeout: Duration,
     /// `?prefix=`: put before every key.
     prefix: Vec<u8>,
+    /// `?copies=`: carried by every lock operation to the lock's owner.
+    copies: Copies,
     /// Idle connections to the node, with the pid that opened them: a forked child
     /// never shares its parent's.
     idle: Mutex<Vec<(u32, UnixStream)>>,
@@ -36,6 +39,7 @@ impl ClusterStore {
         store: &ShmOptions,
         timeout: Duration,
         prefix: &[u8],
+        copies: Copies,
     ) -> Result<(Self, Vec<String>)> {
         let (local, warnings) = open_shared(&segment_options(store))?;
         Ok((
@@ -44,6 +48,7 @@ impl ClusterStore {
                 socket: socket_path(store)?,
                 timeout,
                 prefix: prefix.to_vec(),
+                copies,
                 idle: Mutex::new(Vec::new()),
                 requests: AtomicU64::new(0),
             },
@@ -177,12 +182,21 @@ impl ClusterStore {
     }
 
     /// Shows the segment's copy of `key` to `visit`: its version, or `None` when the
-    /// segment has no live value for it (absent, deleted, or a large value held elsewhere).
-    fn read_local(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
+    /// segment has no live value for it (absent, deleted, or a large value held elsewhere)
+    /// or, with `locks` false, when it holds a lock.
+    fn read_local(
+        &self,
+        key: &[u8],
+        locks: bool,
+        visit: &mut dyn FnMut(Value<'_>),
+    ) -> Result<Option<u64>> {
         let mut version = None;
         let key = self.full(key);
         self.local.read(&key, &mut |v| {
             if let Value::Str(e) = v {
+                if !locks && entry::is_lock(e) {
+                    return;
+                }
                 if let Some((_, State::Value(value))) = entry::parse(e) {
                     version = Some(bytes::fingerprint(e));
                     visit(value);
@@ -238,7 +252,11 @@ fn lifetime(ttl: Option<Duration>) -> KeyTtl {
 
 impl Store for ClusterStore {
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
-        if let Some(v) = self.read_local(key, visit)? {
+        // With `copies=async` this process's own lock operations reach the segment a
+        // batch after they were answered (`cluster/node/copies.rs`), so a lock's entry
+        // there may be older than what this process did: it is read at the owner.
+        let locks = self.copies == Copies::Sync;
+        if let Some(v) = self.read_local(key, locks, visit)? {
             return Ok(Some(v));
         }
         let Some(e) = self.entry(key)? else {
@@ -344,7 +362,7 @@ impl Store for ClusterStore {
         let mut found = out.split_off(start);
         for mut e in found.drain(..) {
             let key = e.key.split_off(self.prefix.len());
-            if self.read_local(&key, &mut |_| {})?.is_some() {
+            if self.read_local(&key, true, &mut |_| {})?.is_some() {
                 out.push(ScanEntry {
                     key,
                     fence: None,
@@ -388,6 +406,7 @@ impl Store for ClusterStore {
             key: self.full(name),
             token: token.to_vec(),
             ttl,
+            copies: self.copies,
         })? {
             Response::Fence(f) => Ok(f),
             other => Err(unexpected(other)),
@@ -407,6 +426,7 @@ impl Store for ClusterStore {
             key: self.full(name),
             token: token.to_vec(),
             ttl,
+            copies: self.copies,
         })
     }
 
@@ -414,6 +434,7 @@ impl Store for ClusterStore {
         self.boolean(Op::LockRelease {
             key: self.full(name),
             token: token.to_vec(),
+            copies: self.copies,
         })
     }
 
@@ -425,6 +446,7 @@ impl Store for ClusterStore {
         match self.call(&Op::RwLock {
             key: self.full(name),
             op: op.clone(),
+            copies: self.copies,
         })? {
             Response::RwLock(outcome) => Ok(outcome),
             other => Err(unexpected(other)),

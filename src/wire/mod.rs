@@ -27,8 +27,10 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+use crate::ground::dsn::Copies;
 use crate::ground::fleet::{Health, Member, MemberState};
 use crate::store::Stats;
+use version::Version;
 
 /// The largest frame either side accepts: a 64 MiB value and its envelope.
 pub const MAX_FRAME: usize = (64 << 20) + 4096;
@@ -100,19 +102,28 @@ pub enum Op {
         key: Vec<u8>,
         timeout: Duration,
     },
+    /// `copies` (on the four lock operations): whether the owner awaits its replicas'
+    /// copies of the write before it answers (`Copies`). Encoded as one byte after the
+    /// operation's fields, and only when `Async`: a `Sync` request is byte for byte what
+    /// older builds send, and an older node refuses an `Async` one as malformed (the
+    /// byte is more than it reads), never misreads it. On the data plane only versions
+    /// from `version::ASYNC_COPIES` carry it (`Op::spoken_in`).
     LockAcquire {
         key: Vec<u8>,
         token: Vec<u8>,
         ttl: Duration,
+        copies: Copies,
     },
     LockExtend {
         key: Vec<u8>,
         token: Vec<u8>,
         ttl: Duration,
+        copies: Copies,
     },
     LockRelease {
         key: Vec<u8>,
         token: Vec<u8>,
+        copies: Copies,
     },
     Clear {
         prefix: Vec<u8>,
@@ -140,6 +151,7 @@ pub enum Op {
     RwLock {
         key: Vec<u8>,
         op: crate::ground::rwstate::Op,
+        copies: Copies,
     },
 }
 
@@ -196,6 +208,45 @@ impl Op {
             Clear { .. } | Stats | Members | Health | PutMany { .. } => None,
         }
     }
+
+    /// Whether the owner awaits its replicas' copies of this operation's write before
+    /// it answers: `Async` only when a lock operation asks for it.
+    pub fn copies(&self) -> Copies {
+        use Op::*;
+        match self {
+            LockAcquire { copies, .. }
+            | LockExtend { copies, .. }
+            | LockRelease { copies, .. }
+            | RwLock { copies, .. } => *copies,
+            _ => Copies::Sync,
+        }
+    }
+
+    /// Whether data-plane version `v` carries this operation as it is: `Async` copies
+    /// only from `version::ASYNC_COPIES`. A node refuses a request its connection's
+    /// version does not carry, as a build of that version would.
+    pub fn carried_by(&self, v: Version) -> bool {
+        v >= version::ASYNC_COPIES || self.copies() == Copies::Sync
+    }
+
+    /// The operation as data-plane version `v` carries it: a lock operation that asks
+    /// for `Async` copies goes to an owner of an older version as `Sync`. That owner
+    /// then awaits its replicas: slower, and every guarantee of `Async` kept.
+    pub fn spoken_in(&self, v: Version) -> std::borrow::Cow<'_, Op> {
+        use Op::*;
+        if self.carried_by(v) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut op = self.clone();
+        if let LockAcquire { copies, .. }
+        | LockExtend { copies, .. }
+        | LockRelease { copies, .. }
+        | RwLock { copies, .. } = &mut op
+        {
+            *copies = Copies::Sync;
+        }
+        std::borrow::Cow::Owned(op)
+    }
 }
 
 struct Out(Vec<u8>);
@@ -247,6 +298,14 @@ impl Out {
     }
     fn entry(&mut self, e: &Entry) -> &mut Self {
         self.bytes(&e.stored).ttl(e.ttl)
+    }
+    /// A lock operation's `copies`: nothing for `Sync` (what older builds send), one
+    /// byte for `Async`.
+    fn copies(&mut self, c: Copies) -> &mut Self {
+        match c {
+            Copies::Sync => self,
+            Copies::Async => self.u8(1),
+        }
     }
     fn rw_op(&mut self, op: &crate::ground::rwstate::Op) -> &mut Self {
         use crate::ground::rwstate::{Mode, Op};
@@ -349,6 +408,17 @@ impl In<'_> {
             refusals,
         })
     }
+    /// A lock operation's `copies`, its last field: none is `Sync`; a byte other than
+    /// `Async`'s is a mode this build does not know, and the request is refused.
+    fn copies(&mut self) -> Option<Copies> {
+        match self.0 {
+            [] => Some(Copies::Sync),
+            _ => match self.u8()? {
+                1 => Some(Copies::Async),
+                _ => None,
+            },
+        }
+    }
     fn entry(&mut self) -> Option<Entry> {
         Some(Entry {
             stored: self.bytes()?,
@@ -433,15 +503,35 @@ pub fn encode_request(route: Route, op: &Op) -> Vec<u8> {
             version,
             timeout,
         } => o.u8(8).bytes(key).u64(*version).ttl(Some(*timeout)),
-        Op::LockAcquire { key, token, ttl } => o.u8(9).bytes(key).bytes(token).ttl(Some(*ttl)),
-        Op::LockExtend { key, token, ttl } => o.u8(10).bytes(key).bytes(token).ttl(Some(*ttl)),
-        Op::LockRelease { key, token } => o.u8(11).bytes(key).bytes(token),
+        Op::LockAcquire {
+            key,
+            token,
+            ttl,
+            copies,
+        } => o
+            .u8(9)
+            .bytes(key)
+            .bytes(token)
+            .ttl(Some(*ttl))
+            .copies(*copies),
+        Op::LockExtend {
+            key,
+            token,
+            ttl,
+            copies,
+        } => o
+            .u8(10)
+            .bytes(key)
+            .bytes(token)
+            .ttl(Some(*ttl))
+            .copies(*copies),
+        Op::LockRelease { key, token, copies } => o.u8(11).bytes(key).bytes(token).copies(*copies),
         Op::Clear { prefix } => o.u8(12).bytes(prefix),
         Op::Stats => o.u8(13),
         Op::Put { key, entry } => o.u8(14).bytes(key).entry(entry),
         Op::Members => o.u8(15),
         Op::Health => o.u8(19),
-        Op::RwLock { key, op } => o.u8(16).bytes(key).rw_op(op),
+        Op::RwLock { key, op, copies } => o.u8(16).bytes(key).rw_op(op).copies(*copies),
         Op::LockWait { key, timeout } => o.u8(18).bytes(key).ttl(Some(*timeout)),
         Op::PutMany { entries } => {
             o.u8(17).u64(entries.len() as u64);
@@ -501,15 +591,18 @@ pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
             key: i.bytes()?,
             token: i.bytes()?,
             ttl: i.duration()?,
+            copies: i.copies()?,
         },
         10 => Op::LockExtend {
             key: i.bytes()?,
             token: i.bytes()?,
             ttl: i.duration()?,
+            copies: i.copies()?,
         },
         11 => Op::LockRelease {
             key: i.bytes()?,
             token: i.bytes()?,
+            copies: i.copies()?,
         },
         12 => Op::Clear { prefix: i.bytes()? },
         13 => Op::Stats,
@@ -522,6 +615,7 @@ pub fn decode_request(b: &[u8]) -> Option<(Route, Op)> {
         16 => Op::RwLock {
             key: i.bytes()?,
             op: i.rw_op()?,
+            copies: i.copies()?,
         },
         17 => Op::PutMany {
             entries: i.batch()?,
@@ -752,16 +846,29 @@ mod tests {
                     token: [b'a'; 32],
                     ttl: Duration::from_millis(700),
                 },
+                copies: Copies::Sync,
             },
             Op::RwLock {
                 key: b"k".to_vec(),
                 op: crate::ground::rwstate::Op::Release { token: [b'b'; 32] },
+                copies: Copies::Async,
+            },
+            lock_acquire(Copies::Async),
+            Op::LockRelease {
+                key: b"k".to_vec(),
+                token: b"t".to_vec(),
+                copies: Copies::Async,
             },
         ];
         for op in ops {
             let b = encode_request(Route::Owner, &op);
+            let cut = decode_request(&b[..b.len() - 1]);
+            // Without its last byte an `Async` lock operation is the `Sync` one (frames
+            // arrive whole or not at all: their length, and on the data plane their
+            // seal, say so); anything else cut is refused.
+            let sync = (op.copies() == Copies::Async).then(|| op.spoken_in(version::LEGACY));
+            assert_eq!(cut, sync.map(|o| (Route::Owner, o.into_owned())));
             assert_eq!(decode_request(&b), Some((Route::Owner, op)));
-            assert_eq!(decode_request(&b[..b.len() - 1]), None);
         }
         for r in [
             Response::Fence(Some(42)),
@@ -783,6 +890,37 @@ mod tests {
             assert_eq!(decode_response(&encode_response(&r)), Some(r));
         }
         assert_eq!(decode_request(b"\x09\x01"), None);
+    }
+
+    fn lock_acquire(copies: Copies) -> Op {
+        Op::LockAcquire {
+            key: b"lock".to_vec(),
+            token: b"t".to_vec(),
+            ttl: Duration::from_secs(5),
+            copies,
+        }
+    }
+
+    #[test]
+    fn sync_copies_are_the_older_encoding_and_async_is_refused_by_it() {
+        let sync = encode_request(Route::Client, &lock_acquire(Copies::Sync));
+        let with_async = encode_request(Route::Client, &lock_acquire(Copies::Async));
+        // One byte more, at the end: what a build that reads no `copies` would refuse
+        // as malformed, since it ends its request before that byte.
+        assert_eq!(&with_async[..sync.len()], &sync[..]);
+        assert_eq!(with_async.len(), sync.len() + 1);
+        // A mode this build does not know is refused, not read as another.
+        let mut unknown = sync.clone();
+        unknown.push(2);
+        assert_eq!(decode_request(&unknown), None);
+        // Version 2 of the data plane cannot say `Async`: such a request goes as
+        // `Sync`, and a version-2 connection refuses it as it is.
+        let op = lock_acquire(Copies::Async);
+        assert!(!op.carried_by(version::LEGACY));
+        assert!(op.carried_by(version::ASYNC_COPIES));
+        assert_eq!(*op.spoken_in(version::LEGACY), lock_acquire(Copies::Sync));
+        assert_eq!(*op.spoken_in(version::ASYNC_COPIES), op);
+        assert_eq!(Op::Stats.copies(), Copies::Sync);
     }
 
     fn health() -> Health {

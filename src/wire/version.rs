@@ -14,17 +14,24 @@
 /// A version of the data plane.
 pub type Version = u8;
 
-/// The version of every build from before versions were published: today's.
+/// The version of every build from before versions were published.
 pub const LEGACY: Version = 2;
+
+/// Version 3: version 2, and a lock operation may ask its owner not to await the
+/// replicas' copies (`cluster://?copies=async`, `wire::Op::copies`). To an owner of
+/// version 2 such an operation goes as an awaited one (`wire::Op::spoken_in`).
+pub const ASYNC_COPIES: Version = 3;
+
+/// The versions of this build, oldest first.
+const BUILT: &[Version] = &[LEGACY, ASYNC_COPIES];
 
 /// The versions this build speaks, oldest first.
 ///
 /// With the cargo feature `wire-versions-for-tests`, the environment variable
-/// `EPHPM_WIRE_VERSIONS` (e.g. `2,3`) replaces them, so that one test binary can run
-/// the nodes of an older and a newer build side by side (tests/cluster_versions.rs):
-/// version 3 is this build's protocol under the next version's number and keys, which
-/// is all a version change is to the handshake. Never enable the feature in a build
-/// anyone uses.
+/// `EPHPM_WIRE_VERSIONS` (e.g. `2`) replaces them, so that one test binary can run the
+/// nodes of an older and a newer build side by side (tests/cluster_versions.rs): a node
+/// that speaks `2` only sends no `Async` copies and refuses them on its connections, as
+/// a build of version 2 does. Never enable the feature in a build anyone uses.
 pub fn known() -> &'static [Version] {
     #[cfg(feature = "wire-versions-for-tests")]
     {
@@ -33,12 +40,12 @@ pub fn known() -> &'static [Version] {
             std::env::var("EPHPM_WIRE_VERSIONS")
                 .ok()
                 .and_then(|v| parse(&v))
-                .unwrap_or_else(|| vec![LEGACY])
+                .unwrap_or_else(|| BUILT.to_vec())
         })
     }
     #[cfg(not(feature = "wire-versions-for-tests"))]
     {
-        &[LEGACY]
+        BUILT
     }
 }
 

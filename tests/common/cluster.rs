@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use ephpm::ground::dsn::Copies;
 use ephpm::store::Store;
 use ephpm::store::cluster::ClusterStore;
 use ephpm::store::shm::{ShmOptions, ShmStore};
@@ -236,7 +237,12 @@ impl TestNode {
 
     /// A PHP process's view of the cluster through this node.
     pub fn store(&self) -> ClusterStore {
-        ClusterStore::open(&self.options(), Duration::from_secs(3), b"")
+        self.store_with(Copies::Sync)
+    }
+
+    /// `store`, whose lock operations ask for `copies` (`cluster://?copies=`).
+    pub fn store_with(&self, copies: Copies) -> ClusterStore {
+        ClusterStore::open(&self.options(), Duration::from_secs(3), b"", copies)
             .expect("open cluster store")
             .0
     }

@@ -67,7 +67,9 @@ pub const MB: u64 = 1 << 20;
 /// Which backend the backend-generic tests run on: `EPHPM_TEST_STORE=redis` selects the
 /// shared redis-server (over its unix socket; `redis-tcp`: its loopback port),
 /// `redis-cluster` the shared Redis Cluster, `cluster` the shared 3-node gossip cluster
-/// (through a different node for each test), anything else a private shm store.
+/// (through a different node for each test; `cluster-async`: the same, with lock
+/// operations that do not await their replicas' copies, `?copies=async`), anything else
+/// a private shm store.
 pub fn backend() -> String {
     std::env::var("EPHPM_TEST_STORE").unwrap_or_else(|_| "shm".into())
 }
@@ -111,15 +113,20 @@ pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
                 Arc::new(ephpm::store::redis::RedisStore::new(target).expect("redis store"));
             (Guard::Shared(s.clone()), s)
         }
-        "cluster" => {
+        b @ ("cluster" | "cluster-async") => {
             static N: AtomicU32 = AtomicU32::new(0);
             let n = N.fetch_add(1, Ordering::SeqCst);
             let nodes = cluster::shared();
             let prefix = format!("t{}-{n}:", std::process::id());
+            let copies = match b {
+                "cluster" => ephpm::ground::dsn::Copies::Sync,
+                _ => ephpm::ground::dsn::Copies::Async,
+            };
             let (s, _) = ephpm::store::cluster::ClusterStore::open(
                 &nodes[n as usize % nodes.len()],
                 std::time::Duration::from_secs(3),
                 prefix.as_bytes(),
+                copies,
             )
             .expect("cluster store");
             let s: Arc<dyn ephpm::store::Store> = Arc::new(s);

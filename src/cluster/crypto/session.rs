@@ -157,13 +157,19 @@ impl Direction {
     }
 }
 
-/// The keys and sequence numbers of one connection; `None` when the cluster runs
-/// without authentication.
+/// The keys and sequence numbers of one connection, and the version it speaks; `None`
+/// when the cluster runs without authentication (then no version is named either).
 pub struct Session {
     keys: Option<(Direction, Direction)>,
+    version: Option<Version>,
 }
 
 impl Session {
+    /// The version the handshake agreed on; `None` without authentication.
+    pub fn version(&self) -> Option<Version> {
+        self.version
+    }
+
     /// A frame body for `plain`: `[seq][ciphertext and tag]`.
     pub fn seal(&mut self, plain: &[u8]) -> Vec<u8> {
         let Some((send, _)) = &mut self.keys else {
@@ -264,7 +270,10 @@ pub async fn initiate(
     v: Version,
 ) -> Result<Session, Refused> {
     let Some(secret) = secrets.first() else {
-        return Ok(Session { keys: None });
+        return Ok(Session {
+            keys: None,
+            version: None,
+        });
     };
     let ni = fresh_nonce();
     conn.write_all(&hello(v, &ni)).await?;
@@ -278,6 +287,7 @@ pub async fn initiate(
     let (send, recv) = derive(secret, v, &ni, &nr);
     let mut session = Session {
         keys: Some((send, recv)),
+        version: Some(v),
     };
     let proof = session.seal(&confirm(v, "initiator"));
     wire::write_frame_async(conn, &proof).await?;
@@ -297,7 +307,10 @@ pub async fn respond(
     versions: &[Version],
 ) -> Result<Session, Refused> {
     if secrets.is_empty() {
-        return Ok(Session { keys: None });
+        return Ok(Session {
+            keys: None,
+            version: None,
+        });
     }
     let (v, ni) = read_hello(conn).await?;
     let nr = fresh_nonce();
@@ -317,6 +330,7 @@ pub async fn respond(
         let (recv, send) = derive(secret, v, &ni, &nr);
         let mut session = Session {
             keys: Some((send, recv)),
+            version: Some(v),
         };
         if let Ok(plain) = session.open(&proof) {
             if plain != confirm(v, "initiator") {

@@ -11,6 +11,50 @@ use futures_util::StreamExt;
 /// The most lock operations whose copies to other hosts may be in the background at once.
 const BACKGROUND_COPIES: usize = 256;
 
+/// The most keys whose async copies may wait for one member (`Node::queue_copy`); past
+/// that a new key's copy is dropped (counted), and gossip carries its entry.
+const QUEUED_COPIES: usize = 65_536;
+
+/// After a batch of async copies to a member, the next waits this long (the copies
+/// queued meanwhile go together). An idle member's first copy goes at once. The longest
+/// an async lock operation's copy waits for its batch under load, so what an owner's
+/// crash may lose (README, "Locks without awaited copies"): a millisecond is about a
+/// Redis replica's lag, and enough to gather a serial client's next 5–10 operations
+/// (bench/RESULTS.md, where copies sent one by one held the cycle at 5–7× phpredis).
+const COPY_LINGER: Duration = Duration::from_millis(1);
+
+/// Copies of lock operations with `?copies=async`, per member: the newest entry of each
+/// key, waiting to go out as one `PutMany` while the member's previous batch is on its
+/// way or lingers (`Node::queue_copy`, `COPY_LINGER`). A stream of lock operations then
+/// costs one data-plane round trip per member per batch, not one per operation — on a
+/// host whose CPUs the nodes share, each copy's sealing, sending, applying and
+/// answering is what a lock cycle waited for even when nobody awaited it — and an
+/// acquire and its release in one batch send only the release.
+#[derive(Default)]
+pub(super) struct Queued {
+    by_member: Mutex<HashMap<Arc<str>, Pending>>,
+}
+
+#[derive(Default)]
+struct Pending {
+    /// Each key's newest entry, counted as on its way (`health.rs`) from the moment it
+    /// is queued.
+    entries: HashMap<Vec<u8>, (Entry, health::InFlight)>,
+    /// Whether a task is sending this member's batches.
+    sending: bool,
+}
+
+/// Which copies of a write its owner awaits before it answers (`Node::propagate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Awaited {
+    /// Every member's: a value's write.
+    Every,
+    /// The replicas' only: a lock's operation.
+    Replicas,
+    /// None: a lock's operation with `cluster://?copies=async`.
+    Nothing,
+}
+
 impl Node {
     /// (the version PHP sees, the segment's own version) of the local copy.
     pub(super) fn versions(&self, key: &[u8]) -> (u64, u64) {
@@ -98,19 +142,25 @@ impl Node {
     /// stripe, decided on two nodes), stalled both until the timeout. Copies need no
     /// order: a host installs an entry only over an older one.
     ///
-    /// `await_pushes` false (a lock's operations): only the replicas' copies are awaited;
+    /// `Awaited::Replicas` (a lock's operations): only the replicas' copies are awaited;
     /// the other hosts' that have not answered by then finish in the background. Nothing
     /// reads a lock from a host's segment — acquire, extend, release, TTLs and waits all
     /// go to the owner — so those copies only save gossip some work; awaited, a paused
     /// host that is no replica held every lock operation for the node timeout until the
     /// failure detector gave up on it (bench/cluster_lock_paths.php). On one machine
     /// running every node, the overlap costs a lock cycle some CPU (bench/RESULTS.md).
+    ///
+    /// `Awaited::Nothing` (a lock's operation with `?copies=async`): every copy, the
+    /// replicas' too, is queued for its member and sent in a batch (`Queued`). The
+    /// replicas then learn of the lock after its holder did — a batch's round trip
+    /// later at most, under load — or, when the owner dies first, never: the price of
+    /// `copies=async` (see `decide`).
     pub(super) async fn propagate(
         self: &Arc<Self>,
         key: &[u8],
         w: &Write,
         turn: tokio::sync::MutexGuard<'_, ()>,
-        await_pushes: bool,
+        awaited: Awaited,
     ) {
         let announced = self.announced(&w.entry);
         self.publish(key, &announced, w.ttl).await;
@@ -120,7 +170,7 @@ impl Node {
             return;
         }
         let replicas = self.placement(key);
-        let others: Vec<Arc<str>> = {
+        let mut others: Vec<Arc<str>> = {
             let v = self.view.read().unwrap_or_else(|e| e.into_inner());
             v.members
                 .ids()
@@ -128,6 +178,16 @@ impl Node {
                 .cloned()
                 .collect()
         };
+        if awaited == Awaited::Nothing {
+            for n in others.drain(..) {
+                let stored = match replicas.contains(&n) {
+                    true => w.entry.clone(),
+                    false => announced.to_vec(),
+                };
+                self.queue_copy(n, key, Entry { stored, ttl: w.ttl });
+            }
+            return;
+        }
         let mut replicas_left = 0;
         let mut asks = futures_util::stream::FuturesUnordered::new();
         for n in others {
@@ -151,8 +211,15 @@ impl Node {
                 (n, replica, result)
             });
         }
-        // Every copy goes out at once; the replicas' are always awaited.
-        while replicas_left > 0 || (await_pushes && !asks.is_empty()) {
+        // Every copy goes out at once; those `awaited` names are awaited.
+        loop {
+            let more = match awaited {
+                Awaited::Every => !asks.is_empty(),
+                Awaited::Replicas | Awaited::Nothing => replicas_left > 0,
+            };
+            if !more {
+                break;
+            }
             let Some((n, replica, result)) = asks.next().await else {
                 break;
             };
@@ -166,11 +233,12 @@ impl Node {
                 }
             }
         }
-        // A lock's copies to other hosts that have not answered yet finish in the
-        // background (usually they have answered by now, and nothing is spawned). At
-        // most `BACKGROUND_COPIES` at once: a paused host would otherwise gather one
-        // connection per lock operation until the timeout; past that the copies are
-        // dropped, and gossip carries the entry to that host.
+        // A lock's copies that have not answered yet finish in the background (with
+        // `Awaited::Replicas` usually they have answered by now, and nothing is
+        // spawned). At most `BACKGROUND_COPIES` at once: a paused host would otherwise
+        // gather one connection per lock operation until the timeout; past that the
+        // copies are dropped (and counted, `health.rs`), and gossip carries the entry
+        // to those hosts.
         if !asks.is_empty() {
             let count = &self.background_copies;
             if count.fetch_add(1, Ordering::Relaxed) < BACKGROUND_COPIES {
@@ -181,6 +249,83 @@ impl Node {
                 });
             } else {
                 count.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Queues an async copy of `key`'s entry for member `n` (`Queued`), replacing an
+    /// older one still waiting, and starts the member's sender unless it runs.
+    fn queue_copy(self: &Arc<Self>, n: Arc<str>, key: &[u8], entry: Entry) {
+        let start = {
+            let mut queued = self
+                .queued
+                .by_member
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            let pending = queued.entry(n.clone()).or_default();
+            let full = pending.entries.len() >= QUEUED_COPIES;
+            match pending.entries.get_mut(key) {
+                // Decided later (stamps order a key's writes): it carries the older one.
+                Some((older, _)) if entry::is_newer(&entry.stored, Some(&older.stored)) => {
+                    *older = entry;
+                }
+                Some(_) => {}
+                None if full => drop(self.copies.start(&n, 1)),
+                None => {
+                    let flight = self.copies.start(&n, 1);
+                    pending.entries.insert(key.to_vec(), (entry, flight));
+                }
+            }
+            !std::mem::replace(&mut pending.sending, true)
+        };
+        if start {
+            let node = self.clone();
+            tokio::spawn(async move { node.send_queued(n).await });
+        }
+    }
+
+    /// Sends member `n`'s queued copies, a batch of at most `BATCH_BYTES` at a time,
+    /// `COPY_LINGER` apart, until none is left.
+    async fn send_queued(self: Arc<Self>, n: Arc<str>) {
+        for round in 0.. {
+            if round > 0 {
+                tokio::time::sleep(COPY_LINGER).await;
+            }
+            let (entries, flights): (Vec<_>, Vec<_>) = {
+                let mut queued = self
+                    .queued
+                    .by_member
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                let Some(pending) = queued.get_mut(&n) else {
+                    return;
+                };
+                if pending.entries.is_empty() {
+                    queued.remove(&n);
+                    return;
+                }
+                let mut bytes = 0;
+                let mut batch = Vec::new();
+                for (key, (entry, flight)) in std::mem::take(&mut pending.entries) {
+                    let size = crate::wire::batch_bytes(&key, &entry);
+                    if !batch.is_empty() && bytes + size > crate::wire::BATCH_BYTES {
+                        pending.entries.insert(key, (entry, flight));
+                    } else {
+                        bytes += size;
+                        batch.push(((key, entry), flight));
+                    }
+                }
+                batch.into_iter().unzip()
+            };
+            let op = Op::PutMany { entries };
+            let landed = matches!(
+                self.ask(&n, Route::Here, &op, self.cfg.timeout).await,
+                Ok(Response::Done)
+            );
+            for flight in flights {
+                if landed {
+                    flight.landed();
+                }
             }
         }
     }

@@ -2,7 +2,9 @@
 //! this node owns it); an owner decides under the key's stripe lock; reads go to the
 //! segment, the owner, the replicas, the previous placement; waits long-poll the owner.
 
+use super::copies::Awaited;
 use super::*;
+use crate::ground::dsn::Copies;
 
 /// The longest a lock's waiter sleeps at the owner before it looks at the lock again.
 const LINE_SLICE: Duration = Duration::from_millis(100);
@@ -119,7 +121,20 @@ impl Node {
                         | Op::LockRelease { .. }
                         | Op::RwLock { .. }
                 );
-            self.propagate(&key, &w, turn, !lock_op).await;
+            let awaited = match op.copies() {
+                // `cluster://?copies=async` (README, "Locks without awaited
+                // copies"): answered once this owner's copy is written. What
+                // an owner's crash may lose then is a lock taken or changed in the
+                // moments before it, which its replica never received: the replica
+                // that takes the key over may hand it to another process. While this
+                // owner lives nothing changes: it alone decides the key, under its
+                // stripe, from its own copy, so there is one holder at a time and every
+                // fence is a stamp of its clock, which only grows.
+                Copies::Async => Awaited::Nothing,
+                Copies::Sync if lock_op => Awaited::Replicas,
+                Copies::Sync => Awaited::Every,
+            };
+            self.propagate(&key, &w, turn, awaited).await;
             // A deletion frees an exclusive lock: its next waiter's turn (one, not all).
             if matches!(
                 op,

@@ -84,6 +84,8 @@ pub struct Node {
     started: Instant,
     /// Lock copies to other hosts still on their way in the background (`propagate`).
     background_copies: std::sync::atomic::AtomicUsize,
+    /// Copies of `?copies=async` lock operations waiting for their members (`copies.rs`).
+    queued: copies::Queued,
     /// Copies of writes per member, on their way and dropped (`health.rs`).
     copies: Arc<health::Copies>,
     /// When each node's heartbeat last moved (`health.rs`).
@@ -176,6 +178,7 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         refused: serve::Refusals::default(),
         started: Instant::now(),
         background_copies: std::sync::atomic::AtomicUsize::new(0),
+        queued: copies::Queued::default(),
         copies: Arc::default(),
         heard: health::Heard::default(),
         skews: gossip::Skews::default(),
@@ -298,6 +301,8 @@ impl Node {
         ))
     }
 
+    /// Asks `node`, in the version spoken with it: an operation that version cannot
+    /// carry goes as it can (`Op::spoken_in`: `Async` copies as awaited ones).
     async fn ask(
         &self,
         node: &str,
@@ -305,7 +310,9 @@ impl Node {
         op: &Op,
         timeout: Duration,
     ) -> Result<Response, String> {
-        self.peers.ask(self.peer(node)?, route, op, timeout).await
+        let (addr, v) = self.peer(node)?;
+        let op = op.spoken_in(v);
+        self.peers.ask((addr, v), route, &op, timeout).await
     }
 
     fn stripe(&self, key: &[u8]) -> &tokio::sync::Mutex<()> {

@@ -262,9 +262,13 @@ async fn serve_peer(node: Arc<Node>, mut conn: TcpStream, mut place: Admitted) {
                 count(&node, &why);
                 return;
             }
+            // A request the connection's version does not carry is malformed in it
+            // (`Op::carried_by`), as it is to a build of that version.
             Ok(plain) => match wire::decode_request(&plain) {
-                Some(r) => r,
-                None => return,
+                Some((route, op)) if session.version().is_none_or(|v| op.carried_by(v)) => {
+                    (route, op)
+                }
+                _ => return,
             },
         };
         let response = match route {
