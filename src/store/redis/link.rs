@@ -57,7 +57,9 @@ impl Link {
                 }
                 let mut replies = vec![Value::Nil; groups.iter().map(|g| g.1.len()).sum()];
                 for (_, places, pipe) in &groups {
-                    let got: Vec<Value> = pipe.query(&mut **con)?;
+                    // The cluster connection routes a pipeline by its first key.
+                    let got =
+                        con.req_packed_commands(&pipe.get_packed_pipeline(), 0, pipe.len())?;
                     for (place, reply) in places.iter().zip(got) {
                         replies[*place] = reply;
                     }
@@ -180,10 +182,12 @@ impl ConnectionLike for Link {
         }
     }
 
+    /// On a cluster, a pipeline whose commands share one slot: the cluster connection
+    /// sends it to the master of its first key.
     fn supports_pipelining(&self) -> bool {
         match self {
             Link::Server(c) => c.supports_pipelining(),
-            Link::Cluster(c, _) => c.supports_pipelining(),
+            Link::Cluster(..) => true,
         }
     }
 
