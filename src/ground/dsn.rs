@@ -50,8 +50,8 @@ pub struct RedisDsn {
     pub timeout: Duration,
     pub prefix: Vec<u8>,
     /// The TLS schemes' files (`rediss://`, `rediss-sentinel://`, `rediss-cluster://`);
-    /// None for a scheme without TLS.
-    pub tls: Option<TlsFiles>,
+    /// None for a scheme without TLS. Boxed: most DSNs have none.
+    pub tls: Option<Box<TlsFiles>>,
     /// `?read_from=replica` (`redis[s]-cluster://` only): `get` and `get_many` read from
     /// a replica of the key's slot.
     pub read_from_replica: bool,
@@ -283,7 +283,7 @@ impl TlsQuery {
         Ok(true)
     }
 
-    fn finish(self) -> Result<Option<TlsFiles>, String> {
+    fn finish(self) -> Result<Option<Box<TlsFiles>>, String> {
         if !self.on {
             return Ok(None);
         }
@@ -293,7 +293,7 @@ impl TlsQuery {
             (None, None) => None,
             _ => return Err("cert and key go together (a client certificate and its key)".into()),
         };
-        Ok(Some(files))
+        Ok(Some(Box::new(files)))
     }
 }
 
@@ -306,7 +306,7 @@ struct HostList {
     timeout: Duration,
     prefix: Vec<u8>,
     db: u32,
-    tls: Option<TlsFiles>,
+    tls: Option<Box<TlsFiles>>,
     read_from_replica: bool,
     /// `scheme://userinfo@hosts[/path]` with the password hidden.
     address: String,
@@ -599,10 +599,10 @@ mod tests {
         );
         assert_eq!(
             r.tls,
-            Some(TlsFiles {
+            Some(Box::new(TlsFiles {
                 ca: Some("/c/ca.pem".into()),
                 client: Some(("/c/me.pem".into(), "/c/me.key".into())),
-            })
+            }))
         );
         assert!(r.read_from_replica);
         assert_eq!(r.address, "rediss-cluster://:***@10.0.0.1:7001");

@@ -137,7 +137,7 @@ impl RedisStore {
                 why,
             })
         };
-        let tls = dsn.tls.as_ref();
+        let tls = dsn.tls.as_deref();
         let target = match (&dsn.sentinel, &dsn.cluster) {
             (Some(sentinel), _) => Target::sentinel(sentinel.clone(), dsn.timeout, tls),
             (None, Some(seeds)) => Target::cluster(seeds, dsn.timeout, tls, dsn.read_from_replica),

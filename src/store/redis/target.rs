@@ -51,7 +51,8 @@ pub enum Target {
     /// The DSN's own server: never changes.
     Fixed(redis::Client),
     Sentinel(Sentinel),
-    Cluster(Cluster),
+    /// Boxed: several clients and their settings.
+    Cluster(Box<Cluster>),
 }
 
 /// A Redis Cluster, reached through its seeds.
@@ -125,7 +126,7 @@ impl Target {
             .map(|s| open_client(s, &certs))
             .collect::<RedisResult<_>>()
             .map_err(e)?;
-        Ok(Target::Cluster(Cluster {
+        Ok(Target::Cluster(Box::new(Cluster {
             client,
             replicas,
             certs,
@@ -134,7 +135,7 @@ impl Target {
             timeout,
             publish: OnceLock::new(),
             failures: AtomicU64::new(0),
-        }))
+        })))
     }
 
     /// Opens a connection for commands, with `timeout` on each, and its generation.
@@ -156,15 +157,12 @@ impl Target {
 
     /// A cluster connection whose reads go to replicas (`?read_from=replica`), or None.
     pub fn open_replicas(&self) -> Option<RedisResult<Link>> {
-        let Target::Cluster(Cluster {
-            replicas: Some(client),
-            ..
-        }) = self
-        else {
+        let Target::Cluster(c) = self else {
             return None;
         };
         Some(
-            client
+            c.replicas
+                .as_ref()?
                 .get_generic_connection::<Node>()
                 .map(|c| Link::Cluster(Box::new(c), None)),
         )
