@@ -59,24 +59,28 @@ start_redis_cluster() {
         cli=(--tls --cacert "$dir/ca.crt" --cert "$dir/client.crt" --key "$dir/client.key")
         redis_cluster_query="ca=$dir/ca.crt&cert=$dir/client.crt&key=$dir/client.key&"
     fi
+    # A node whose random port (or its bus port, +10000) was taken never answers: it is
+    # started again on another.
     for i in 1 2 3 4 5 6; do
-        port=$((20000 + RANDOM % 20000))
         mkdir -p "$dir/rc-$i"
-        listen=(--port "$port")
-        [ "$tls" = tls ] && listen=(--port 0 --tls-port "$port" --tls-cert-file "$dir/server.crt"
-            --tls-key-file "$dir/server.key" --tls-ca-cert-file "$dir/ca.crt" --tls-auth-clients yes
-            --tls-replication yes --tls-cluster yes)
-        redis-server --bind 127.0.0.1 "${listen[@]}" --cluster-enabled yes \
-            --cluster-node-timeout 1000 --cluster-require-full-coverage no --save "" --appendonly no --dir "$dir/rc-$i" \
-            --daemonize yes --pidfile "$dir/rc-$i.pid" >/dev/null
+        for _ in 1 2 3 4 5; do
+            port=$((20000 + RANDOM % 20000))
+            listen=(--port "$port")
+            [ "$tls" = tls ] && listen=(--port 0 --tls-port "$port" --tls-cert-file "$dir/server.crt"
+                --tls-key-file "$dir/server.key" --tls-ca-cert-file "$dir/ca.crt" --tls-auth-clients yes
+                --tls-replication yes --tls-cluster yes)
+            rm -f "$dir/rc-$i.pid"
+            redis-server --bind 127.0.0.1 "${listen[@]}" --cluster-enabled yes \
+                --cluster-node-timeout 1000 --cluster-require-full-coverage no --save "" --appendonly no --dir "$dir/rc-$i" \
+                --daemonize yes --pidfile "$dir/rc-$i.pid" >/dev/null
+            for _ in $(seq 100); do redis-cli "${cli[@]}" -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break 2; sleep 0.05; done
+            [ -f "$dir/rc-$i.pid" ] && kill -9 "$(cat "$dir/rc-$i.pid")" 2>/dev/null
+        done
         ports+=("127.0.0.1:$port")
-    done
-    for i in "${ports[@]}"; do
-        for _ in $(seq 100); do redis-cli "${cli[@]}" -h 127.0.0.1 -p "${i#*:}" ping >/dev/null 2>&1 && break; sleep 0.05; done
     done
     redis-cli "${cli[@]}" --cluster create "${ports[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
     for _ in $(seq 200); do
-        redis-cli "${cli[@]}" --cluster check "${ports[0]}" 2>/dev/null | grep -q '^\[OK\] All 16384 slots covered' && break
+        redis-cli "${cli[@]}" --cluster check "${ports[0]}" 2>/dev/null | grep -q 'All 16384 slots covered' && break
         sleep 0.05
     done
     for i in "${ports[@]}"; do

@@ -9,6 +9,12 @@
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ephpm::lock::Locks;
+use ephpm::store::Store;
+use ephpm::store::redis::RedisStore;
 use std::sync::OnceLock;
 
 use super::redis::{Proc, free_port, info_field_at, spawn, wait_until};
@@ -229,6 +235,46 @@ impl RedisCluster {
             }
         }
         ports.len()
+    }
+
+    /// `holder` takes `lock`, a thread waits for it through `waiter`, and the release hands
+    /// it over; returns how many times the release's message woke the waiter (0: it found the
+    /// lock free after a slice only).
+    pub fn wakes_a_waiter(
+        &self,
+        holder: &Arc<RedisStore>,
+        waiter: &Arc<RedisStore>,
+        prefix: &str,
+        lock: &[u8],
+    ) -> u64 {
+        let ttl = Duration::from_secs(30);
+        let full = [prefix.as_bytes(), lock].concat();
+        let line = [b"{", &full[..], b"}:ephpm:queue"].concat();
+        let held = Locks::new(holder.clone())
+            .acquire(lock, ttl, Duration::ZERO)
+            .unwrap()
+            .expect("a free lock");
+        let before = waiter.wake_counts().woken;
+        // After a failover, a connection kept from before still maps the slot to the dead
+        // master; a read (retried at once on a fresh connection) replaces it, where a write
+        // sent to the dead master would fail once (it may have landed).
+        waiter.read(lock, &mut |_| {}).unwrap();
+        let (w, l) = (waiter.clone(), lock.to_vec());
+        let thread = std::thread::spawn(move || {
+            let locks = Locks::new(w);
+            let got = locks.acquire(&l, ttl, Duration::from_secs(30)).unwrap();
+            assert!(locks.release(&got.expect("the lock")).unwrap());
+        });
+        wait_until("the waiter in line", || {
+            let owner = self.master_of(&full);
+            matches!(
+                self.ask(owner, redis::cmd("LLEN").arg(&line)),
+                Some(redis::Value::Int(1))
+            )
+        });
+        assert!(Locks::new(holder.clone()).release(&held).unwrap());
+        super::no_hang(move || thread.join().expect("the waiter failed"));
+        waiter.wake_counts().woken - before
     }
 
     /// The process of the node on `port`.
