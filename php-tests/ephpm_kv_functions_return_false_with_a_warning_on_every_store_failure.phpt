@@ -86,9 +86,9 @@ ephpm_kv_set: ValueError: ephpm_kv_set(): Argument #3 ($ttl) must be less than o
 ephpm_kv_wait: ValueError: ephpm_kv_wait(): Argument #2 ($last_version) must be greater than or equal to 0
 -- a store that cannot be opened: a DSN the ini got wrong
 
-Warning: ephpm_kv_set(): "memcached://nowhere" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…] or cluster://[NAME] in Command line code on line 1
+Warning: ephpm_kv_set(): "memcached://nowhere" is not a store DSN: expected shm://, shm://NAME, redis://HOST[:PORT][/DB], rediss://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, rediss-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…], rediss-cluster://HOST[,HOST…] or cluster://[NAME] in Command line code on line 1
 
-Warning: ephpm_kv_get(): "memcached://nowhere" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…] or cluster://[NAME] in Command line code on line 1
+Warning: ephpm_kv_get(): "memcached://nowhere" is not a store DSN: expected shm://, shm://NAME, redis://HOST[:PORT][/DB], rediss://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, rediss-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…], rediss-cluster://HOST[,HOST…] or cluster://[NAME] in Command line code on line 1
 bool(false)
 bool(false)
 exit 0

@@ -59,7 +59,7 @@ closure value: Exception: Serialization of 'Closure' is not allowed
 resource value: TypeError: ephpm cannot store a value of type resource
 value too large: Ephpm\StoreFull: Ephpm\Kv::set(): the store has no room for this value (%d bytes needed, one shard holds %d) even after evicting everything that may be evicted
 getMany of arrays: TypeError: Ephpm\Kv::getMany(): Argument #1 ($keys) must contain only strings and integers
-bad dsn: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "memcached" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…] or cluster://[NAME]
+bad dsn: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "memcached" is not a store DSN: expected shm://, shm://NAME, redis://HOST[:PORT][/DB], rediss://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, rediss-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…], rediss-cluster://HOST[,HOST…] or cluster://[NAME]
 bad store name: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "../etc" is not a valid store name: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'
 cluster dsn names a store: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "127.0.0.1:7946" is not a valid store name: use 1 to 64 letters, digits, '.', '_' or '-', not starting with '.'
 bad cluster copies: ValueError: Ephpm\Kv::__construct(): Argument #1 ($dsn) is not usable: "cluster://web?copies=maybe": copies must be "sync" or "async", not "maybe"

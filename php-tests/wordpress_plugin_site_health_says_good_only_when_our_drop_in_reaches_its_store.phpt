@@ -14,8 +14,9 @@ use Ephpm\WordPress\{Config, DropIn, Plugin, Status};
 $tests = apply_filters('site_status_tests', ['direct' => [], 'async' => []]);
 echo 'registered: ', json_encode(array_keys($tests['direct'])), "\n";
 $health = fn () => ($tests['direct']['ephpm_object_cache']['test'])();
-// The backend reruns (phpt-on-redis.sh…) set their own ephpm.dsn: it reads as shm:// here.
-$asShm = fn (string $s): string => str_replace(ini_get('ephpm.dsn'), 'shm://', $s);
+// The backend reruns (phpt-on-redis.sh…) set their own ephpm.dsn: it reads as shm:// here,
+// as printed and as escaped into HTML (a DSN with several parameters has a "&").
+$asShm = fn (string $s): string => str_replace([htmlspecialchars(ini_get('ephpm.dsn')), ini_get('ephpm.dsn')], 'shm://', $s);
 $show = function (array $r) use ($asShm): void {
     echo "  {$r['status']}: {$r['label']} — ", $asShm(strip_tags($r['description'])), $r['actions'] === '' ? '' : ' [link to the page]', "\n";
 };

@@ -44,10 +44,18 @@ namespace Ephpm {
          * @param string|null $dsn `shm://` for the host-wide store named by
          *        `ephpm.store_name`, `shm://NAME` for another one; a Redis or Valkey server
          *        shared by a fleet: `redis://[user:pass@]host[:port][/db]`,
-         *        `rediss://…[?ca=/path/ca.pem]` (TLS), `unix:///path/redis.sock[?db=N]`,
+         *        `rediss://…` (TLS), `unix:///path/redis.sock[?db=N]`,
          *        the master of a Redis Sentinel set:
          *        `redis-sentinel://[user:pass@]host[:port][,host[:port]…]/MASTER[?db=N]`
          *        (the sentinels, port 26379 by default; the credentials are the master's),
+         *        a Redis Cluster: `redis-cluster://[user:pass@]host[:port][,host[:port]…]`
+         *        (any nodes as seeds, port 6379 by default; `?read_from=replica` sends the
+         *        reads of get() and getMany() to replicas, which may lag: for a cache
+         *        DSN only, see README), `rediss-sentinel://…` and `rediss-cluster://…`
+         *        (TLS to every sentinel, master and node); the TLS schemes take
+         *        `?ca=/path/ca.pem` (trust this CA instead of the system's) and
+         *        `?cert=/path/client.pem&key=/path/client.key` (a client certificate);
+         *        `?sni=` is refused (the server name is always the host connected to);
          *        each with `?timeout=SECONDS` (default 1) and `?prefix=STRING`; or
          *        ephpm's gossip cluster through this host's node: `cluster://` (the
          *        store `ephpm.store_name`) or `cluster://NAME`, with `?timeout=SECONDS`

@@ -129,7 +129,7 @@ fn a_killed_master_fails_its_slots_until_its_replica_takes_over_and_fences_grow(
     // A waiter whose subscriber listens on the doomed master before the kill.
     let wake = key_on(&cluster, prefix, doomed, "wake");
     let waiter = store(&cluster.dsn(&format!("?prefix={prefix}&timeout=0.5")));
-    let woken = |cluster: &RedisCluster| wakes_a_waiter(&s, &waiter, cluster, prefix, &wake);
+    let woken = |cluster: &RedisCluster| cluster.wakes_a_waiter(&s, &waiter, prefix, &wake);
     assert_eq!(woken(&cluster), 1, "before the failover");
     // The replica has the lock and its fence counter before its master dies.
     ask(doomed, redis::cmd("WAIT").arg(1).arg(5000)).expect("WAIT");
@@ -183,46 +183,6 @@ fn a_killed_master_fails_its_slots_until_its_replica_takes_over_and_fences_grow(
     assert!(s.lock_release(&lost, b"new").unwrap());
     // The subscriber found the promoted replica: a release there still wakes its waiter.
     assert_eq!(woken(&cluster), 1, "after the failover");
-}
-
-/// `holder` takes `lock`, a thread waits for it through `waiter`, and the release hands
-/// it over; returns how many times the release's message woke the waiter (0: it found the
-/// lock free after a slice only).
-fn wakes_a_waiter(
-    holder: &Arc<RedisStore>,
-    waiter: &Arc<RedisStore>,
-    cluster: &RedisCluster,
-    prefix: &str,
-    lock: &[u8],
-) -> u64 {
-    let ttl = Duration::from_secs(30);
-    let full = [prefix.as_bytes(), lock].concat();
-    let line = [b"{", &full[..], b"}:ephpm:queue"].concat();
-    let held = Locks::new(holder.clone())
-        .acquire(lock, ttl, Duration::ZERO)
-        .unwrap()
-        .expect("a free lock");
-    let before = waiter.wake_counts().woken;
-    // After a failover, a connection kept from before still maps the slot to the dead
-    // master; a read (retried on a fresh connection) replaces it, a write would fail once
-    // (README: the redis crate does not refresh its slot map on a refused connection).
-    waiter.read(lock, &mut |_| {}).unwrap();
-    let (w, l) = (waiter.clone(), lock.to_vec());
-    let thread = std::thread::spawn(move || {
-        let locks = Locks::new(w);
-        let got = locks.acquire(&l, ttl, Duration::from_secs(30)).unwrap();
-        assert!(locks.release(&got.expect("the lock")).unwrap());
-    });
-    wait_until("the waiter in line", || {
-        let owner = cluster.master_of(&full);
-        matches!(
-            ask(owner, redis::cmd("LLEN").arg(&line)),
-            Some(redis::Value::Int(1))
-        )
-    });
-    assert!(Locks::new(holder.clone()).release(&held).unwrap());
-    no_hang(move || thread.join().expect("the waiter failed"));
-    waiter.wake_counts().woken - before
 }
 
 /// Calls of `command` (lower case) every live node has run, Lua's included.

@@ -1,7 +1,9 @@
 //! `redis-sentinel://`: a master and two replicas watched by three sentinels (Debian's
 //! redis-server and redis-sentinel on loopback ports, in a private directory, stopped by
 //! pid). The master is killed: calls fail with `Unavailable` (never hang) until the
-//! sentinels promote a replica, then work on it, and fences keep growing.
+//! sentinels promote a replica, then work on it, and fences keep growing. The same over
+//! `rediss-sentinel://`: the sentinels and the servers speak TLS only, with one CA made
+//! by the test and a client certificate required (`common::tls`).
 
 mod common;
 
@@ -10,7 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::no_hang;
-use common::redis::{Proc, ask, free_port, info_field, spawn, wait_until};
+use common::redis::{Proc, free_port, info_field_at, spawn, wait_until};
+use common::tls::{Certs, ask_at};
 use ephpm::ground::dsn::{self, Dsn};
 use ephpm::lock::Locks;
 use ephpm::store::redis::RedisStore;
@@ -23,12 +26,23 @@ struct SentinelSet {
     /// Ports of the master and the replicas, and their processes (None once killed).
     servers: Vec<(u16, Option<Proc>)>,
     sentinels: Vec<(u16, Proc)>,
+    /// TLS only, with these certificates.
+    tls: Option<Certs>,
 }
 
 impl SentinelSet {
-    fn start() -> SentinelSet {
-        let dir = std::env::temp_dir().join(format!("ephpm-sentinel-{}", std::process::id()));
+    fn start(tls: bool) -> SentinelSet {
+        let dir = std::env::temp_dir().join(format!(
+            "ephpm-sentinel-{}-{}",
+            std::process::id(),
+            if tls { "tls" } else { "plain" }
+        ));
         std::fs::create_dir_all(&dir).expect("test dir");
+        let certs = tls.then(|| Certs::make(&dir));
+        let ask = |port: u16, cmd: &redis::Cmd| ask_at(certs.as_ref(), port, cmd);
+        let info_field = |port: u16, section: &str, field: &str| {
+            info_field_at(certs.as_ref(), port, section, field)
+        };
         let master = free_port();
         let mut servers = Vec::new();
         for i in 0..3 {
@@ -38,8 +52,6 @@ impl SentinelSet {
             let mut args = vec![
                 "--bind".to_string(),
                 "127.0.0.1".into(),
-                "--port".into(),
-                port.to_string(),
                 "--save".into(),
                 String::new(),
                 "--appendonly".into(),
@@ -49,6 +61,10 @@ impl SentinelSet {
                 "--dir".into(),
                 data.display().to_string(),
             ];
+            match &certs {
+                Some(c) => args.extend(c.server_args(port, true)),
+                None => args.extend(["--port".into(), port.to_string()]),
+            }
             if i > 0 {
                 args.extend(["--replicaof".into(), "127.0.0.1".into(), master.to_string()]);
             }
@@ -63,7 +79,7 @@ impl SentinelSet {
         let sentinels = (0..3)
             .map(|i| {
                 let port = free_port();
-                let conf = write_sentinel_conf(&dir, i, port, master);
+                let conf = write_sentinel_conf(&dir, i, port, master, certs.as_ref());
                 (
                     port,
                     spawn("redis-sentinel", &[conf.to_str().expect("path")]),
@@ -97,7 +113,12 @@ impl SentinelSet {
             dir,
             servers,
             sentinels,
+            tls: certs,
         }
+    }
+
+    fn ask(&self, port: u16, cmd: &redis::Cmd) -> Option<redis::Value> {
+        ask_at(self.tls.as_ref(), port, cmd)
     }
 
     fn dsn(&self) -> String {
@@ -106,7 +127,14 @@ impl SentinelSet {
             .iter()
             .map(|(p, _)| format!("127.0.0.1:{p}"))
             .collect();
-        format!("redis-sentinel://{}/{MASTER}?timeout=0.5", hosts.join(","))
+        match &self.tls {
+            None => format!("redis-sentinel://{}/{MASTER}?timeout=0.5", hosts.join(",")),
+            Some(c) => format!(
+                "rediss-sentinel://{}/{MASTER}?timeout=0.5&{}",
+                hosts.join(","),
+                c.query()
+            ),
+        }
     }
 
     /// The master's port, as the first sentinel names it.
@@ -115,10 +143,8 @@ impl SentinelSet {
             .arg("get-master-addr-by-name")
             .arg(MASTER)
             .clone();
-        let client =
-            redis::Client::open(format!("redis://127.0.0.1:{}", self.sentinels[0].0)).ok()?;
-        let mut con = client.get_connection().ok()?;
-        let (_, port): (String, u16) = cmd.query(&mut con).ok()?;
+        let named = self.ask(self.sentinels[0].0, &cmd)?;
+        let (_, port): (String, u16) = redis::from_redis_value(named).ok()?;
         Some(port)
     }
 
@@ -140,10 +166,20 @@ impl Drop for SentinelSet {
 }
 
 /// Small down-after and failover timeouts, so that the failover takes about a second.
-fn write_sentinel_conf(dir: &Path, i: usize, port: u16, master: u16) -> PathBuf {
+fn write_sentinel_conf(
+    dir: &Path,
+    i: usize,
+    port: u16,
+    master: u16,
+    tls: Option<&Certs>,
+) -> PathBuf {
     let path = dir.join(format!("sentinel{i}.conf"));
+    let listen = match tls {
+        Some(c) => c.conf_lines(port),
+        None => format!("port {port}\n"),
+    };
     let conf = format!(
-        "bind 127.0.0.1\nport {port}\ndir {dir}\n\
+        "bind 127.0.0.1\n{listen}dir {dir}\n\
          sentinel monitor {MASTER} 127.0.0.1 {master} 2\n\
          sentinel down-after-milliseconds {MASTER} 200\n\
          sentinel failover-timeout {MASTER} 1000\n\
@@ -156,7 +192,15 @@ fn write_sentinel_conf(dir: &Path, i: usize, port: u16, master: u16) -> PathBuf 
 
 #[test]
 fn the_master_dies_and_service_resumes_on_the_promoted_replica_with_greater_fences() {
-    let mut set = SentinelSet::start();
+    fails_over(SentinelSet::start(false));
+}
+
+#[test]
+fn over_tls_the_master_dies_and_service_resumes_on_the_promoted_replica() {
+    fails_over(SentinelSet::start(true));
+}
+
+fn fails_over(mut set: SentinelSet) {
     let Ok(Dsn::Redis(target)) = dsn::parse(&set.dsn()) else {
         panic!("not a redis dsn")
     };
@@ -173,7 +217,8 @@ fn the_master_dies_and_service_resumes_on_the_promoted_replica_with_greater_fenc
     store.set(b"kept", Value::Int(7), None).unwrap();
     let old = set.named_master().expect("a master");
     // Both replicas have every write so far, so the promoted one has them too.
-    ask(old, redis::cmd("WAIT").arg(2).arg(5000)).expect("WAIT");
+    set.ask(old, redis::cmd("WAIT").arg(2).arg(5000))
+        .expect("WAIT");
 
     set.kill(old);
     // Until a replica is promoted: every call fails at once with Unavailable.

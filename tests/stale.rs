@@ -189,6 +189,10 @@ fn racing_readers_of_a_stale_key_elect_one_refresher() {
                     (&c, &s, &computes, &barrier, &elected, &name);
                 t.spawn(move || {
                     let mut key = Key::new(&**s, computes, Some("new"));
+                    // The reader's connection open before the race: on a TLS cluster a
+                    // new one costs a handshake per node, long enough for the refresh to
+                    // land first.
+                    s.exists(b"warm").unwrap();
                     barrier.wait();
                     let got = c.get(name.as_bytes(), &mut key);
                     let (value, how, _) = served(&got);

@@ -29,26 +29,63 @@ start_redis() {
         --appendonly no --dir "$1" --daemonize yes --pidfile "$1/redis.pid" >/dev/null
     for _ in $(seq 100); do [ -S "$1/redis.sock" ] && break; sleep 0.05; done
 }
-# start_redis_cluster DIR: a Redis Cluster of three masters with a replica each on
-# loopback ports (no persistence, 1 s node timeout), pids in DIR/rc-I.pid; sets
-# $redis_cluster_seeds to "127.0.0.1:P1,…" and returns once every node says it is ok.
+# make_certs DIR: a CA made for the test (DIR/ca.crt) and two certificates it signs:
+# DIR/server.crt (for 127.0.0.1; the servers also use it as their client certificate on
+# the cluster bus and to their master) and DIR/client.crt, with their .key files.
+make_certs() {
+    local dir=$1 name
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$dir/ca.key" -out "$dir/ca.crt" -days 2 \
+        -subj "/CN=ephpm test CA" 2>/dev/null
+    echo "subjectAltName=IP:127.0.0.1" > "$dir/san.ext"
+    for name in server client; do
+        openssl req -newkey rsa:2048 -nodes -keyout "$dir/$name.key" -out "$dir/$name.csr" \
+            -subj "/CN=ephpm test $name" 2>/dev/null
+        openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -CAcreateserial \
+            -out "$dir/$name.crt" -days 2 -extfile "$dir/san.ext" 2>/dev/null
+    done
+}
+# start_redis_cluster DIR [tls]: a Redis Cluster of three masters with a replica each on
+# loopback ports (no persistence, 1 s node timeout), pids in DIR/rc-I.pid; with tls, it
+# speaks TLS only (clients, cluster bus, replication) with certificates from make_certs
+# and asks clients for theirs. Sets $redis_cluster_seeds to "127.0.0.1:P1,…" and
+# $redis_cluster_query to the DSN's TLS parameters followed by "&" (empty without tls),
+# and returns once `redis-cli --cluster check` finds every slot covered and every node
+# agreeing, and every node says the cluster is ok.
 start_redis_cluster() {
-    local dir=$1 i port ports=()
+    local dir=$1 tls=${2:-} i port ports=() listen cli=()
+    redis_cluster_query=""
+    if [ "$tls" = tls ]; then
+        make_certs "$dir"
+        cli=(--tls --cacert "$dir/ca.crt" --cert "$dir/client.crt" --key "$dir/client.key")
+        redis_cluster_query="ca=$dir/ca.crt&cert=$dir/client.crt&key=$dir/client.key&"
+    fi
+    # A node whose random port (or its bus port, +10000) was taken never answers: it is
+    # started again on another.
     for i in 1 2 3 4 5 6; do
-        port=$((20000 + RANDOM % 20000))
         mkdir -p "$dir/rc-$i"
-        redis-server --bind 127.0.0.1 --port "$port" --cluster-enabled yes \
-            --cluster-node-timeout 1000 --cluster-require-full-coverage no --save "" --appendonly no --dir "$dir/rc-$i" \
-            --daemonize yes --pidfile "$dir/rc-$i.pid" >/dev/null
+        for _ in 1 2 3 4 5; do
+            port=$((20000 + RANDOM % 20000))
+            listen=(--port "$port")
+            [ "$tls" = tls ] && listen=(--port 0 --tls-port "$port" --tls-cert-file "$dir/server.crt"
+                --tls-key-file "$dir/server.key" --tls-ca-cert-file "$dir/ca.crt" --tls-auth-clients yes
+                --tls-replication yes --tls-cluster yes)
+            rm -f "$dir/rc-$i.pid"
+            redis-server --bind 127.0.0.1 "${listen[@]}" --cluster-enabled yes \
+                --cluster-node-timeout 1000 --cluster-require-full-coverage no --save "" --appendonly no --dir "$dir/rc-$i" \
+                --daemonize yes --pidfile "$dir/rc-$i.pid" >/dev/null
+            for _ in $(seq 100); do redis-cli "${cli[@]}" -h 127.0.0.1 -p "$port" ping >/dev/null 2>&1 && break 2; sleep 0.05; done
+            [ -f "$dir/rc-$i.pid" ] && kill -9 "$(cat "$dir/rc-$i.pid")" 2>/dev/null
+        done
         ports+=("127.0.0.1:$port")
     done
-    for i in "${ports[@]}"; do
-        for _ in $(seq 100); do redis-cli -h 127.0.0.1 -p "${i#*:}" ping >/dev/null 2>&1 && break; sleep 0.05; done
+    redis-cli "${cli[@]}" --cluster create "${ports[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
+    for _ in $(seq 200); do
+        redis-cli "${cli[@]}" --cluster check "${ports[0]}" 2>/dev/null | grep -q 'All 16384 slots covered' && break
+        sleep 0.05
     done
-    redis-cli --cluster create "${ports[@]}" --cluster-replicas 1 --cluster-yes >/dev/null
     for i in "${ports[@]}"; do
         for _ in $(seq 200); do
-            redis-cli -h 127.0.0.1 -p "${i#*:}" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break
+            redis-cli "${cli[@]}" -h 127.0.0.1 -p "${i#*:}" cluster info 2>/dev/null | grep -q 'cluster_state:ok' && break
             sleep 0.05
         done
     done

@@ -39,10 +39,11 @@ echo "== cargo test of a fleet of two builds"
 ( cd "$root" && cargo test --target-dir target/wire-versions --no-default-features \
     --features node,wire-versions-for-tests --test cluster_versions 2>&1 ) | record "cargo test wire-versions" cargo_results
 # The backend-generic engine tests again on a real redis-server, over its unix socket
-# and its loopback port, on a Redis Cluster (three masters with a replica each), and on
-# a 3-node gossip cluster. The three lock tests that move shm's clock by hand have
+# and its loopback port, on a Redis Cluster (three masters with a replica each), on the
+# same over TLS only with a client certificate (rediss-cluster://), and on a 3-node
+# gossip cluster. The three lock tests that move shm's clock by hand have
 # counterparts with real TTLs in tests/redis.rs.
-for backend in redis redis-tcp redis-cluster cluster; do
+for backend in redis redis-tcp redis-cluster redis-cluster-tls cluster; do
     echo "== cargo test on $backend"
     ( cd "$root" && EPHPM_TEST_STORE=$backend cargo test --release --no-default-features --features node \
         --test locks --test memo --test stale --test session --test rwlock -- \
@@ -57,7 +58,7 @@ echo "== cargo test on cluster-async"
     --test locks --test memo --test session --test rwlock -- \
     --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
     | record "cargo test on cluster-async" cargo_results
-for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "deploy-suite.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh"; do
+for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-redis-cluster.sh tls" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "deploy-suite.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh"; do
     echo "== $suite"
     # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
     set -- $suite

@@ -4,14 +4,19 @@
 //!   or Valkey server, with `?timeout=SECONDS` (connect and each command, default 1) and
 //!   `?prefix=STRING` (put before every key and channel);
 //! - `rediss://…`: the same over TLS, verified against the system's CA certificates or
-//!   `?ca=/path/to/ca.pem`.
+//!   `?ca=/path/to/ca.pem`; `?cert=/path/client.pem&key=/path/client.key` presents a
+//!   client certificate (mutual TLS). `?sni=` is refused: see `TlsFiles`.
 //! - `redis-sentinel://[user:pass@]HOST[:PORT][,HOST[:PORT]…]/MASTER[?db=N]`: the master of
 //!   the set MASTER, as Redis Sentinel names it (the sentinels listed, port 26379 by
 //!   default, are asked; the credentials are the master's); `timeout` and `prefix` as above.
 //! - `redis-cluster://[user:pass@]HOST[:PORT][,HOST[:PORT]…]`: a Redis Cluster, through
 //!   any of the seeds listed (port 6379 by default); `timeout` and `prefix` as above. The
 //!   scheme follows `redis-sentinel://` rather than Symfony's `?redis_cluster=1`, so that
-//!   a DSN says what it talks to before its query.
+//!   a DSN says what it talks to before its query. `?read_from=replica` sends the reads of
+//!   `get`/`get_many` to a replica of the key's slot.
+//! - `rediss-sentinel://` and `rediss-cluster://`: the same over TLS, with `ca`, `cert` and
+//!   `key` as for `rediss://`; behind Sentinel, the sentinels and the masters they name
+//!   all speak TLS with the same CA and client certificate.
 //!
 //! - `cluster://` and `cluster://NAME`: the gossip cluster, through the node of the host
 //!   store NAME (default `ephpm.store_name`), with `?timeout=SECONDS` (default 3: the
@@ -81,13 +86,29 @@ pub struct RedisDsn {
     pub address: String,
     pub timeout: Duration,
     pub prefix: Vec<u8>,
-    /// `?ca=`: the PEM file of the CA that signed the server's certificate (rediss://),
-    /// instead of the system's.
-    pub ca: Option<String>,
+    /// The TLS schemes' files (`rediss://`, `rediss-sentinel://`, `rediss-cluster://`);
+    /// None for a scheme without TLS. Boxed: most DSNs have none.
+    pub tls: Option<Box<TlsFiles>>,
+    /// `?read_from=replica` (`redis[s]-cluster://` only): `get` and `get_many` read from
+    /// a replica of the key's slot.
+    pub read_from_replica: bool,
     /// `redis-sentinel://`: where to ask for the master (`url` is then unused).
     pub sentinel: Option<SentinelDsn>,
     /// `redis-cluster://`: the seeds' URLs, credentials included (`url` is then unused).
     pub cluster: Option<Vec<String>>,
+}
+
+/// The PEM files of a TLS scheme's query. There is no `?sni=`: the redis crate (1.8)
+/// sends, and verifies the certificate against, the host name it connects to (the DSN's,
+/// or the address a cluster or the sentinels name) and has no setting for another, so
+/// the parameter is refused rather than ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TlsFiles {
+    /// `?ca=`: the CA that signed the servers' certificates, instead of the system's.
+    pub ca: Option<String>,
+    /// `?cert=` and `?key=`: the client certificate and its key (mutual TLS); both or
+    /// neither.
+    pub client: Option<(String, String)>,
 }
 
 /// The sentinels of a `redis-sentinel://` DSN and what to open on the master they name.
@@ -100,6 +121,8 @@ pub struct SentinelDsn {
     /// `user:pass@` (or empty): the master's credentials.
     pub userinfo: String,
     pub db: u32,
+    /// `rediss-sentinel://`: the sentinels and the masters speak TLS.
+    pub tls: bool,
 }
 
 impl SentinelDsn {
@@ -110,7 +133,14 @@ impl SentinelDsn {
         } else {
             host.to_string()
         };
-        format!("redis://{}{host}:{port}/{}", self.userinfo, self.db)
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://{}{host}:{port}/{}", self.userinfo, self.db)
+    }
+
+    /// The URL of a sentinel (`host:port`).
+    pub fn sentinel_url(&self, addr: &str) -> String {
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        format!("{scheme}://{addr}")
     }
 }
 
@@ -122,9 +152,10 @@ pub const DEFAULT_CLUSTER_TIMEOUT: Duration = Duration::from_secs(3);
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DsnError {
     #[error(
-        "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis[s]://HOST[:PORT][/DB], \
-         unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…] or \
-         cluster://[NAME]"
+        "\"{0}\" is not a store DSN: expected shm://, shm://NAME, redis://HOST[:PORT][/DB], \
+         rediss://HOST[:PORT][/DB], unix:///PATH, redis-sentinel://HOST[,HOST…]/MASTER, \
+         rediss-sentinel://HOST[,HOST…]/MASTER, redis-cluster://HOST[,HOST…], \
+         rediss-cluster://HOST[,HOST…] or cluster://[NAME]"
     )]
     Malformed(String),
     #[error("\"{dsn}\": {why}")]
@@ -146,8 +177,10 @@ pub fn parse(dsn: &str) -> Result<Dsn, DsnError> {
             name: Some(valid_name(rest)?.into()),
         }),
         "redis" | "rediss" | "unix" => parse_redis(dsn, scheme, rest).map(Dsn::Redis),
-        "redis-sentinel" => parse_sentinel(dsn, rest).map(Dsn::Redis),
-        "redis-cluster" => parse_redis_cluster(dsn, rest).map(Dsn::Redis),
+        "redis-sentinel" | "rediss-sentinel" => parse_sentinel(dsn, scheme, rest).map(Dsn::Redis),
+        "redis-cluster" | "rediss-cluster" => {
+            parse_redis_cluster(dsn, scheme, rest).map(Dsn::Redis)
+        }
         "cluster" => parse_cluster(dsn, rest),
         _ => Err(DsnError::Malformed(dsn.into())),
     }
@@ -213,7 +246,7 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
     }
     let mut timeout = DEFAULT_REDIS_TIMEOUT;
     let mut prefix = Vec::new();
-    let mut ca = None;
+    let mut tls = TlsQuery::new(scheme == "rediss");
     let mut passed = Vec::new();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -223,16 +256,12 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
                 prefix = percent_decode(value)
                     .ok_or_else(|| bad("prefix is not valid percent-encoding".into()))?
             }
-            "ca" if scheme == "rediss" => {
-                let path = percent_decode(value)
-                    .and_then(|p| String::from_utf8(p).ok())
-                    .ok_or_else(|| bad("ca is not valid percent-encoding".into()))?;
-                ca = Some(path);
-            }
             "db" | "user" | "pass" | "protocol" => passed.push(pair),
+            _ if tls.take(name, value).map_err(bad)? => {}
             _ => return Err(bad(format!("unknown parameter \"{name}\""))),
         }
     }
+    let tls = tls.finish().map_err(bad)?;
     let mut url = format!("{scheme}://{location}");
     if !passed.is_empty() {
         url.push('?');
@@ -243,10 +272,69 @@ fn parse_redis(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError
         url,
         timeout,
         prefix,
-        ca,
+        tls,
+        read_from_replica: false,
         sentinel: None,
         cluster: None,
     })
+}
+
+/// The TLS parameters of a query, gathered one by one (`take`), checked at the end.
+struct TlsQuery {
+    /// The scheme speaks TLS: without it, the parameters are unknown ones.
+    on: bool,
+    files: TlsFiles,
+    cert: Option<String>,
+    key: Option<String>,
+}
+
+impl TlsQuery {
+    fn new(on: bool) -> TlsQuery {
+        TlsQuery {
+            on,
+            files: TlsFiles::default(),
+            cert: None,
+            key: None,
+        }
+    }
+
+    /// Takes `name=value` if it is a TLS parameter (true), or leaves it (false).
+    fn take(&mut self, name: &str, value: &str) -> Result<bool, String> {
+        if !self.on || !matches!(name, "ca" | "cert" | "key" | "sni") {
+            return Ok(false);
+        }
+        if name == "sni" {
+            return Err(
+                "sni is not supported: the redis crate sends and verifies the host \
+                        name it connects to and has no setting for another; use a certificate \
+                        whose name (or IP address) is the one the DSN or the cluster names"
+                    .into(),
+            );
+        }
+        let path = percent_decode(value)
+            .and_then(|p| String::from_utf8(p).ok())
+            .filter(|p| !p.is_empty())
+            .ok_or_else(|| format!("{name} must be a percent-encoded file path"))?;
+        match name {
+            "ca" => self.files.ca = Some(path),
+            "cert" => self.cert = Some(path),
+            _ => self.key = Some(path),
+        }
+        Ok(true)
+    }
+
+    fn finish(self) -> Result<Option<Box<TlsFiles>>, String> {
+        if !self.on {
+            return Ok(None);
+        }
+        let mut files = self.files;
+        files.client = match (self.cert, self.key) {
+            (Some(cert), Some(key)) => Some((cert, key)),
+            (None, None) => None,
+            _ => return Err("cert and key go together (a client certificate and its key)".into()),
+        };
+        Ok(Some(Box::new(files)))
+    }
 }
 
 /// What `redis-sentinel://` and `redis-cluster://` have in common: credentials, a list
@@ -258,6 +346,8 @@ struct HostList {
     timeout: Duration,
     prefix: Vec<u8>,
     db: u32,
+    tls: Option<Box<TlsFiles>>,
+    read_from_replica: bool,
     /// `scheme://userinfo@hosts[/path]` with the password hidden.
     address: String,
 }
@@ -291,6 +381,8 @@ fn parse_host_list(
     let mut timeout = DEFAULT_REDIS_TIMEOUT;
     let mut prefix = Vec::new();
     let mut db = 0;
+    let mut tls = TlsQuery::new(scheme.starts_with("rediss"));
+    let mut read_from_replica = false;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=').unwrap_or((pair, "")) {
             ("timeout", value) => timeout = seconds(value).map_err(bad)?,
@@ -303,9 +395,22 @@ fn parse_host_list(
                     .parse()
                     .map_err(|_| bad(format!("db must be a number, not \"{value}\"")))?
             }
+            ("read_from", value) if scheme.ends_with("-cluster") => {
+                read_from_replica = match value {
+                    "replica" => true,
+                    "master" => false,
+                    _ => {
+                        return Err(bad(format!(
+                            "read_from must be replica or master, not \"{value}\""
+                        )));
+                    }
+                }
+            }
+            (name, value) if tls.take(name, value).map_err(bad)? => {}
             (name, _) => return Err(bad(format!("unknown parameter \"{name}\""))),
         }
     }
+    let tls = tls.finish().map_err(bad)?;
     Ok(HostList {
         address: hide_password(&format!("{scheme}://{userinfo}{location}")),
         userinfo,
@@ -314,12 +419,14 @@ fn parse_host_list(
         timeout,
         prefix,
         db,
+        tls,
+        read_from_replica,
     })
 }
 
-/// `redis-sentinel://[user:pass@]HOST[:PORT][,…]/MASTER[?db=N&timeout=S&prefix=P]`.
-fn parse_sentinel(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
-    let h = parse_host_list(dsn, "redis-sentinel", rest, 26379)?;
+/// `redis[s]-sentinel://[user:pass@]HOST[:PORT][,…]/MASTER[?db=N&timeout=S&prefix=P]`.
+fn parse_sentinel(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError> {
+    let h = parse_host_list(dsn, scheme, rest, 26379)?;
     if h.path.is_empty() || h.path.contains('/') {
         return Err(DsnError::Malformed(hide_password(dsn)));
     }
@@ -328,22 +435,24 @@ fn parse_sentinel(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
         address: h.address,
         timeout: h.timeout,
         prefix: h.prefix,
-        ca: None,
         sentinel: Some(SentinelDsn {
             sentinels: h.hosts,
             master: h.path,
             userinfo: h.userinfo,
             db: h.db,
+            tls: h.tls.is_some(),
         }),
+        tls: h.tls,
+        read_from_replica: false,
         cluster: None,
     })
 }
 
-/// `redis-cluster://[user:pass@]HOST[:PORT][,HOST[:PORT]…][?timeout=S&prefix=P]`: the
+/// `redis[s]-cluster://[user:pass@]HOST[:PORT][,HOST[:PORT]…][?timeout=S&prefix=P]`: the
 /// seeds of a Redis Cluster (any of its nodes; the client learns the rest). Redis
 /// Cluster has database 0 only, so `db` is refused rather than ignored.
-fn parse_redis_cluster(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
-    let h = parse_host_list(dsn, "redis-cluster", rest, 6379)?;
+fn parse_redis_cluster(dsn: &str, scheme: &str, rest: &str) -> Result<RedisDsn, DsnError> {
+    let h = parse_host_list(dsn, scheme, rest, 6379)?;
     if !h.path.is_empty() {
         return Err(DsnError::Malformed(hide_password(dsn)));
     }
@@ -353,17 +462,19 @@ fn parse_redis_cluster(dsn: &str, rest: &str) -> Result<RedisDsn, DsnError> {
             why: "Redis Cluster has database 0 only".into(),
         });
     }
+    let seed_scheme = if h.tls.is_some() { "rediss" } else { "redis" };
     let seeds = h
         .hosts
         .iter()
-        .map(|host| format!("redis://{}{host}", h.userinfo))
+        .map(|host| format!("{seed_scheme}://{}{host}", h.userinfo))
         .collect();
     Ok(RedisDsn {
         url: h.address.clone(),
         address: h.address,
         timeout: h.timeout,
         prefix: h.prefix,
-        ca: None,
+        tls: h.tls,
+        read_from_replica: h.read_from_replica,
         sentinel: None,
         cluster: Some(seeds),
     })
@@ -459,7 +570,7 @@ mod tests {
             panic!("not a rediss dsn")
         };
         assert_eq!(
-            (t.url.as_str(), t.ca.as_deref()),
+            (t.url.as_str(), t.tls.and_then(|f| f.ca).as_deref()),
             ("rediss://h:6380", Some("/etc/ca dir/ca.pem"))
         );
         assert!(matches!(
@@ -513,6 +624,82 @@ mod tests {
             parse("redis-cluster://h1?db=2"),
             Err(DsnError::BadParameter { .. })
         ));
+    }
+
+    #[test]
+    fn parses_tls_cluster_and_sentinel_dsns() {
+        let Ok(Dsn::Redis(r)) = parse(
+            "rediss-cluster://:pw@10.0.0.1:7001?ca=/c/ca.pem&cert=/c/me.pem&key=/c/me.key&read_from=replica",
+        ) else {
+            panic!("not a cluster dsn")
+        };
+        assert_eq!(
+            r.cluster.as_deref(),
+            Some(&["rediss://:pw@10.0.0.1:7001".to_string()][..])
+        );
+        assert_eq!(
+            r.tls,
+            Some(Box::new(TlsFiles {
+                ca: Some("/c/ca.pem".into()),
+                client: Some(("/c/me.pem".into(), "/c/me.key".into())),
+            }))
+        );
+        assert!(r.read_from_replica);
+        assert_eq!(r.address, "rediss-cluster://:***@10.0.0.1:7001");
+        let Ok(Dsn::Redis(plain)) = parse("redis-cluster://h?read_from=master") else {
+            panic!("not a cluster dsn")
+        };
+        assert_eq!((plain.tls, plain.read_from_replica), (None, false));
+
+        let Ok(Dsn::Redis(s)) = parse("rediss-sentinel://h1,h2:26380/m?ca=/ca.pem") else {
+            panic!("not a sentinel dsn")
+        };
+        let sentinel = s.sentinel.expect("sentinels");
+        assert_eq!(sentinel.sentinel_url("h1:26379"), "rediss://h1:26379");
+        assert_eq!(
+            sentinel.master_url("10.0.0.3", 6379),
+            "rediss://10.0.0.3:6379/0"
+        );
+        assert_eq!(s.tls.and_then(|f| f.ca).as_deref(), Some("/ca.pem"));
+
+        // TLS parameters on schemes without TLS, half a client certificate, a server
+        // name the crate cannot send, replicas behind Sentinel.
+        for refused in [
+            "redis-cluster://h?ca=/ca.pem",
+            "redis-sentinel://h/m?cert=/c.pem&key=/c.key",
+            "rediss-cluster://h?cert=/c.pem",
+            "rediss://h?key=/c.key",
+            "rediss-cluster://h?sni=redis.example",
+            "rediss://h?sni=redis.example",
+            "rediss-sentinel://h/m?read_from=replica",
+            "redis://h?read_from=replica",
+            "redis-cluster://h?read_from=nearest",
+        ] {
+            assert!(
+                matches!(parse(refused), Err(DsnError::BadParameter { .. })),
+                "{refused}"
+            );
+        }
+        let Err(e) = parse("rediss-cluster://h?sni=x") else {
+            panic!("sni accepted")
+        };
+        assert!(e.to_string().contains("sni is not supported"), "{e}");
+        let Err(e) = parse("memcached://h") else {
+            panic!("memcached accepted")
+        };
+        for scheme in [
+            "shm://",
+            "redis://",
+            "rediss://",
+            "unix://",
+            "redis-sentinel://",
+            "rediss-sentinel://",
+            "redis-cluster://",
+            "rediss-cluster://",
+            "cluster://",
+        ] {
+            assert!(e.to_string().contains(scheme), "{e} names no {scheme}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod fake_resp;
 pub mod redis;
 pub mod redis_cluster;
 pub mod resp_client;
+pub mod tls;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -66,7 +67,8 @@ pub const MB: u64 = 1 << 20;
 
 /// Which backend the backend-generic tests run on: `EPHPM_TEST_STORE=redis` selects the
 /// shared redis-server (over its unix socket; `redis-tcp`: its loopback port),
-/// `redis-cluster` the shared Redis Cluster, `cluster` the shared 3-node gossip cluster
+/// `redis-cluster` the shared Redis Cluster (`redis-cluster-tls`: one that speaks TLS
+/// only and asks for a client certificate), `cluster` the shared 3-node gossip cluster
 /// (through a different node for each test; `cluster-async`: the same, with lock
 /// operations that do not await their replicas' copies, `?copies=async`), anything else
 /// a private shm store.
@@ -94,15 +96,17 @@ impl Drop for Guard {
 pub fn any_store() -> (Guard, std::sync::Arc<dyn ephpm::store::Store>) {
     use std::sync::Arc;
     match backend().as_str() {
-        b @ ("redis" | "redis-tcp" | "redis-cluster") => {
+        b @ ("redis" | "redis-tcp" | "redis-cluster" | "redis-cluster-tls") => {
             static N: AtomicU32 = AtomicU32::new(0);
             let base = match b {
                 "redis" => &redis::shared().0,
                 "redis-tcp" => &redis::shared().1,
-                _ => redis_cluster::shared(),
+                "redis-cluster" => redis_cluster::shared(false),
+                _ => redis_cluster::shared(true),
             };
+            let sep = if base.contains('?') { '&' } else { '?' };
             let dsn = format!(
-                "{base}?prefix=t{}-{}:",
+                "{base}{sep}prefix=t{}-{}:",
                 std::process::id(),
                 N.fetch_add(1, Ordering::SeqCst)
             );

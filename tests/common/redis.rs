@@ -39,7 +39,7 @@ impl RedisServer {
         ));
         std::fs::create_dir_all(&dir).expect("redis test dir");
         let port = free_port();
-        let tls = tls.then(|| (free_port(), make_certificates(&dir)));
+        let tls = tls.then(|| (free_port(), super::tls::Certs::make(&dir).ca()));
         let mut server = RedisServer {
             child: None,
             socket: dir.join("redis.sock"),
@@ -129,68 +129,6 @@ impl Drop for RedisServer {
     }
 }
 
-/// A CA and a server certificate for 127.0.0.1 signed by it, in `dir`; returns the CA's
-/// path.
-fn make_certificates(dir: &std::path::Path) -> PathBuf {
-    let openssl = |args: &[&str]| {
-        let ok = Command::new("openssl")
-            .args(args)
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("openssl")
-            .success();
-        assert!(ok, "openssl {args:?}");
-    };
-    openssl(&[
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=ephpm test CA",
-    ]);
-    openssl(&[
-        "req",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "server.key",
-        "-out",
-        "server.csr",
-        "-subj",
-        "/CN=127.0.0.1",
-    ]);
-    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").expect("san.ext");
-    openssl(&[
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "san.ext",
-    ]);
-    dir.join("ca.crt")
-}
-
 static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 pub fn free_port() -> u16 {
@@ -220,6 +158,16 @@ pub fn shared() -> &'static (String, String) {
 /// A server process, killed (SIGKILL, as if it crashed) when dropped.
 pub struct Proc(Child);
 
+impl Proc {
+    /// Sends `signal` (SIGSTOP, SIGCONT, …) to the process.
+    pub fn signal(&self, signal: libc::c_int) {
+        // SAFETY: kill(2) takes plain integers and touches no memory of ours; the pid is
+        // our own child's, not yet reaped (Drop reaps it).
+        let r = unsafe { libc::kill(self.0.id() as libc::pid_t, signal) };
+        assert_eq!(r, 0, "kill({}, {signal})", self.0.id());
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -246,15 +194,21 @@ pub fn spawn(program: &str, args: &[&str]) -> Proc {
 
 /// A command to a server of the set, or None while it does not answer.
 pub fn ask(port: u16, cmd: &redis::Cmd) -> Option<redis::Value> {
-    let client = redis::Client::open(format!("redis://127.0.0.1:{port}")).ok()?;
-    let mut con = client
-        .get_connection_with_timeout(Duration::from_secs(1))
-        .ok()?;
-    cmd.query(&mut con).ok()
+    super::tls::ask_at(None, port, cmd)
 }
 
 pub fn info_field(port: u16, section: &str, field: &str) -> Option<String> {
-    let text: String = match ask(port, redis::cmd("INFO").arg(section))? {
+    info_field_at(None, port, section, field)
+}
+
+/// `info_field` of a server that speaks TLS when `tls`.
+pub fn info_field_at(
+    tls: Option<&super::tls::Certs>,
+    port: u16,
+    section: &str,
+    field: &str,
+) -> Option<String> {
+    let text: String = match super::tls::ask_at(tls, port, redis::cmd("INFO").arg(section))? {
         redis::Value::BulkString(b) => String::from_utf8(b).ok()?,
         redis::Value::VerbatimString { text, .. } => text,
         _ => return None,

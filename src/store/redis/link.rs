@@ -10,19 +10,23 @@
 //! instead: the node that will run the script.
 
 use redis::cluster::ClusterConnection;
-use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
+use redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, Slot, SlotAddr};
 use redis::{Arg, Cmd, ConnectionLike, RedisResult, Value};
+
+use super::node::Node;
 
 pub enum Link {
     Server(redis::Connection),
     /// The connection (boxed: it is several times a server's), and the first key of the
     /// last script call (EVALSHA) sent on it.
-    Cluster(Box<ClusterConnection>, Option<Vec<u8>>),
+    Cluster(Box<ClusterConnection<Node>>, Option<Vec<u8>>),
 }
 
 impl Link {
     /// Runs `cmds` (each on one key, or on keys of one slot) in one pipeline: on a
-    /// cluster, one pipeline per master, sent together. Not a transaction either way.
+    /// cluster, one pipeline per hash slot, each to its slot's master (the crate's
+    /// cluster pipeline runs on its own connection type only, not on `node.rs`'s). Not a
+    /// transaction either way.
     pub fn pipeline<T: redis::FromRedisValue>(&mut self, cmds: Vec<Cmd>) -> RedisResult<T> {
         match self {
             Link::Server(con) => {
@@ -33,11 +37,34 @@ impl Link {
                 pipe.query(con)
             }
             Link::Cluster(con, _) => {
-                let mut pipe = redis::cluster::cluster_pipe();
-                for cmd in cmds {
-                    pipe.add_command(cmd);
+                // (slot, the commands' places in `cmds`, their pipeline), in first-seen order.
+                let mut groups: Vec<(Slot, Vec<usize>, redis::Pipeline)> = Vec::new();
+                for (i, cmd) in cmds.into_iter().enumerate() {
+                    let key = match cmd.args_iter().nth(1) {
+                        Some(Arg::Simple(key)) => key,
+                        _ => b"",
+                    };
+                    let slot = Slot::for_key(key);
+                    let at = match groups.iter().position(|(s, ..)| *s == slot) {
+                        Some(at) => at,
+                        None => {
+                            groups.push((slot, Vec::new(), redis::pipe()));
+                            groups.len() - 1
+                        }
+                    };
+                    groups[at].1.push(i);
+                    groups[at].2.add_command(cmd);
                 }
-                pipe.query(con)
+                let mut replies = vec![Value::Nil; groups.iter().map(|g| g.1.len()).sum()];
+                for (_, places, pipe) in &groups {
+                    // The cluster connection routes a pipeline by its first key.
+                    let got =
+                        con.req_packed_commands(&pipe.get_packed_pipeline(), 0, pipe.len())?;
+                    for (place, reply) in places.iter().zip(got) {
+                        replies[*place] = reply;
+                    }
+                }
+                redis::from_redis_value(Value::Array(replies)).map_err(Into::into)
             }
         }
     }
@@ -155,10 +182,12 @@ impl ConnectionLike for Link {
         }
     }
 
+    /// On a cluster, a pipeline whose commands share one slot: the cluster connection
+    /// sends it to the master of its first key.
     fn supports_pipelining(&self) -> bool {
         match self {
             Link::Server(c) => c.supports_pipelining(),
-            Link::Cluster(c, _) => c.supports_pipelining(),
+            Link::Cluster(..) => true,
         }
     }
 

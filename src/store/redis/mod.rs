@@ -4,6 +4,7 @@
 //! - `value.rs`    typed values in Redis strings (integers stay INCRBY-able)
 //! - `keys.rs`     the DSN prefix, and the counter, channel and line named after a lock
 //! - `link.rs`     a connection to one server or to a Redis Cluster
+//! - `node.rs`     one cluster node's connection: counts what was sent, never resent
 //! - `queue.rs`    waiters of a lock in line: a release wakes one of them, not all
 //! - `rwlock.rs`   read/write locks: decided in Rust, swapped in by a script
 //! - `scripts.rs`  the atomic steps, and native compare-and-delete where the server has it
@@ -39,6 +40,7 @@
 
 mod keys;
 mod link;
+mod node;
 mod queue;
 mod rwlock;
 mod scan;
@@ -77,6 +79,39 @@ struct Conn {
     publish: Publish,
     /// The target's generation it was opened on (see `target.rs`).
     generation: u64,
+    /// `?read_from=replica`: the connection whose reads go to replicas, opened on first
+    /// use.
+    replicas: Option<Link>,
+}
+
+impl Conn {
+    /// The connection for `get`/`get_many`: to replicas with `?read_from=replica`, else
+    /// the master's.
+    fn reads(&mut self, target: &Target) -> redis::RedisResult<&mut Link> {
+        if self.replicas.is_none() {
+            match target.open_replicas() {
+                None => return Ok(&mut self.con),
+                Some(link) => self.replicas = Some(link?),
+            }
+        }
+        Ok(self.replicas.as_mut().unwrap_or(&mut self.con))
+    }
+}
+
+/// A try that failed.
+struct Failed {
+    error: StoreError,
+    /// The connection had been kept from earlier.
+    reused: bool,
+    /// A command may have reached the server (`node.rs` counts what a cluster
+    /// connection sent).
+    written: bool,
+}
+
+impl Failed {
+    fn unavailable(&self) -> bool {
+        matches!(self.error, StoreError::Unavailable { .. })
+    }
 }
 
 /// Idle connections, and the process they belong to.
@@ -102,16 +137,13 @@ impl RedisStore {
                 why,
             })
         };
+        let tls = dsn.tls.as_deref();
         let target = match (&dsn.sentinel, &dsn.cluster) {
-            (Some(sentinel), _) => Target::sentinel(sentinel.clone(), dsn.timeout),
-            (None, Some(seeds)) => {
-                Target::cluster(seeds, dsn.timeout).map_err(|e| bad(e.to_string()))?
-            }
-            _ if dsn.url.starts_with("rediss://") => Target::Fixed(tls_client(&dsn).map_err(bad)?),
-            _ => Target::Fixed(
-                redis::Client::open(dsn.url.as_str()).map_err(|e| bad(e.to_string()))?,
-            ),
-        };
+            (Some(sentinel), _) => Target::sentinel(sentinel.clone(), dsn.timeout, tls),
+            (None, Some(seeds)) => Target::cluster(seeds, dsn.timeout, tls, dsn.read_from_replica),
+            _ => Target::fixed(&dsn.url, tls),
+        }
+        .map_err(bad)?;
         Ok(RedisStore {
             pool: Mutex::new(Pool {
                 pid: crate::runtime::pid(),
@@ -129,31 +161,63 @@ impl RedisStore {
     }
 
     /// Runs `f` on a connection. An error that leaves the connection in doubt (I/O, a
-    /// timeout, a reply that did not parse) drops it; an error reply keeps it.
+    /// timeout, a reply that did not parse) drops it; an error reply keeps it. On a
+    /// cluster, a call whose connection failed before anything was sent (a node that
+    /// refused it: a master gone since the slot map was read) runs once more at once,
+    /// on a new connection with a fresh slot map; one that may have reached the server
+    /// never runs twice.
     fn run<T>(&self, mut f: impl FnMut(&mut Conn) -> redis::RedisResult<T>) -> Result<T> {
-        self.attempt(&mut f).map_err(|(e, _)| e)
+        match self.attempt(&mut f) {
+            Err(failed) if failed.unavailable() && !failed.written && self.is_cluster() => {
+                self.attempt(&mut f).map_err(|failed| failed.error)
+            }
+            other => other.map_err(|failed| failed.error),
+        }
     }
 
     /// `run` for a command that may safely run twice (a read, or a plain SET of the same
     /// value): when a connection kept from earlier turns out to be dead — the server
     /// restarted or dropped it while this process was idle — it runs once more on a
-    /// fresh one, so that the first call after a restart does not fail.
+    /// fresh one, so that the first call after a restart does not fail. On a cluster any
+    /// failed connection does (a fresh slot map names the master that took over).
     fn run_idempotent<T>(
         &self,
         mut f: impl FnMut(&mut Conn) -> redis::RedisResult<T>,
     ) -> Result<T> {
         match self.attempt(&mut f) {
-            Err((StoreError::Unavailable { .. }, true)) => self.attempt(&mut f).map_err(|(e, _)| e),
-            other => other.map_err(|(e, _)| e),
+            Err(failed) if failed.unavailable() && (failed.reused || self.is_cluster()) => {
+                self.attempt(&mut f).map_err(|failed| failed.error)
+            }
+            other => other.map_err(|failed| failed.error),
         }
     }
 
-    /// One try; on failure, also whether the connection had been kept from earlier.
+    /// A plain SET: `run_idempotent` on a single server; on a cluster a write like any
+    /// other (`run`): a SET that may have landed is not sent again, since another
+    /// process may have written the key in between.
+    fn run_set<T>(&self, f: impl FnMut(&mut Conn) -> redis::RedisResult<T>) -> Result<T> {
+        if self.is_cluster() {
+            self.run(f)
+        } else {
+            self.run_idempotent(f)
+        }
+    }
+
+    fn is_cluster(&self) -> bool {
+        matches!(*self.target, Target::Cluster(_))
+    }
+
+    /// One try.
     fn attempt<T>(
         &self,
         f: &mut impl FnMut(&mut Conn) -> redis::RedisResult<T>,
-    ) -> std::result::Result<T, (StoreError, bool)> {
-        let (mut conn, reused) = self.checkout().map_err(|e| (e, false))?;
+    ) -> std::result::Result<T, Failed> {
+        let (mut conn, reused) = self.checkout().map_err(|error| Failed {
+            error,
+            reused: false,
+            written: false,
+        })?;
+        let before = node::written();
         match f(&mut conn) {
             Ok(v) => {
                 self.checkin(conn);
@@ -161,13 +225,20 @@ impl RedisStore {
             }
             Err(e) => {
                 let error = self.error(&e);
+                // A single server's connection does not count what it sent: whatever ran
+                // may have.
+                let written = !matches!(conn.con, Link::Cluster(..)) || node::written() != before;
                 if matches!(error, StoreError::Unavailable { .. }) {
                     // Dead, or a master no longer (READONLY): behind Sentinel, ask again.
                     self.target.failed(conn.generation);
                 } else {
                     self.checkin(conn);
                 }
-                Err((error, reused))
+                Err(Failed {
+                    error,
+                    reused,
+                    written,
+                })
             }
         }
     }
@@ -221,6 +292,7 @@ impl RedisStore {
                 flavour,
                 publish,
                 generation,
+                replicas: None,
             })
         })();
         if opened.is_err() {
@@ -374,25 +446,6 @@ impl RedisStore {
     }
 }
 
-/// A client for `rediss://`: rustls with ring, verifying the server against the system's
-/// CA certificates, or against `?ca=` when given.
-fn tls_client(dsn: &RedisDsn) -> std::result::Result<redis::Client, String> {
-    // The process's rustls provider, chosen once; another library may have chosen first.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let url = dsn.url.as_str();
-    match &dsn.ca {
-        None => redis::Client::open(url).map_err(|e| e.to_string()),
-        Some(path) => {
-            let pem = std::fs::read(path).map_err(|e| format!("cannot read ca {path}: {e}"))?;
-            let certs = redis::TlsCertificates {
-                client_tls: None,
-                root_cert: Some(pem),
-            };
-            redis::Client::build_with_tls(url, certs).map_err(|e| e.to_string())
-        }
-    }
-}
-
 /// `script`'s EVALSHA with `keys`, for a pipeline (arguments follow); see `with_script`.
 fn evalsha(script: &redis::Script, keys: &[&[u8]]) -> redis::Cmd {
     let mut cmd = redis::cmd("EVALSHA");
@@ -446,14 +499,20 @@ fn set_cmd(full: &[u8], stored: &[u8], ttl: Option<Duration>, nx: bool) -> redis
 }
 
 impl Store for RedisStore {
+    /// A GET, from a replica with `?read_from=replica`.
     fn read(&self, key: &[u8], visit: &mut dyn FnMut(Value<'_>)) -> Result<Option<u64>> {
-        Ok(self.stored(&self.key(key))?.map(|b| {
+        let full = self.key(key);
+        let stored: Option<Vec<u8>> = self.run_idempotent(|c| {
+            let link = c.reads(&self.target)?;
+            redis::cmd("GET").arg(&full).query(link)
+        })?;
+        Ok(stored.map(|b| {
             visit(bytes::decode(&b));
             fingerprint(&b)
         }))
     }
 
-    /// One MGET.
+    /// One MGET (from replicas with `?read_from=replica`).
     fn get_many(&self, keys: &[&[u8]], found: &mut dyn FnMut(usize, Hit, &[u8])) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
@@ -462,7 +521,8 @@ impl Store for RedisStore {
         for key in keys {
             cmd.arg(self.key(key));
         }
-        let stored: Vec<Option<Vec<u8>>> = self.run_idempotent(|c| cmd.query(&mut c.con))?;
+        let stored: Vec<Option<Vec<u8>>> =
+            self.run_idempotent(|c| cmd.query(c.reads(&self.target)?))?;
         let mut buf = Vec::new();
         for (i, b) in stored.iter().enumerate() {
             if let Some(b) = b {
@@ -482,7 +542,7 @@ impl Store for RedisStore {
 
     fn set(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<()> {
         let cmd = set_cmd(&self.key(key), &encoded(value), ttl, false);
-        self.run_idempotent(|c| cmd.query::<()>(&mut c.con))
+        self.run_set(|c| cmd.query::<()>(&mut c.con))
     }
 
     /// One pipeline of SETs (not a transaction: each lands on its own, as `set` would).
@@ -494,7 +554,7 @@ impl Store for RedisStore {
             .iter()
             .map(|(key, value)| set_cmd(&self.key(key), &encoded(*value), ttl, false))
             .collect();
-        self.run_idempotent(|c| c.con.pipeline::<Vec<Reply>>(sets.clone()))
+        self.run_set(|c| c.con.pipeline::<Vec<Reply>>(sets.clone()))
             .map(drop)
     }
 

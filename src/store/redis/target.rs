@@ -14,7 +14,17 @@
 //! moves the subscriber on to the next seed, and drops the pool's cluster connections,
 //! whose slot maps may name a master that is gone (a new one asks the seeds again).
 //! Retries inside the client are few and short, so that a dead master makes calls fail
-//! within about the DSN's timeout rather than after the crate's default backoff.
+//! within about the DSN's timeout rather than after the crate's default backoff; they
+//! follow only replies that say a command was not run (MOVED, ASK, TRYAGAIN, …): a failed
+//! connection is never retried by the crate (`node.rs`), but by the store.
+//!
+//! TLS (`rediss://`, `rediss-cluster://`, `rediss-sentinel://`): every connection —
+//! commands, the subscriber, the sentinels, the masters they name, every node of a
+//! cluster — verifies its server against the DSN's `?ca=` (or the system's CAs) and
+//! presents `?cert=`/`?key=` when given.
+//!
+//! `?read_from=replica` (cluster): a second cluster client that sends reads to a replica
+//! of the key's slot (`READONLY` on each node connection), for `get` and `get_many` only.
 //!
 //! The redis crate's `sentinel` feature was not used: its sync client keeps its own
 //! connection per client and re-asks on its own schedule, while the pool in `mod.rs`
@@ -27,8 +37,9 @@ use std::time::{Duration, Instant};
 use redis::{RedisError, RedisResult};
 
 use super::link::Link;
+use super::node::Node;
 use super::scripts::Publish;
-use crate::ground::dsn::SentinelDsn;
+use crate::ground::dsn::{SentinelDsn, TlsFiles};
 
 /// Tries a cluster client makes after a failed command (a redirect is one).
 const CLUSTER_RETRIES: u32 = 2;
@@ -40,12 +51,17 @@ pub enum Target {
     /// The DSN's own server: never changes.
     Fixed(redis::Client),
     Sentinel(Sentinel),
-    Cluster(Cluster),
+    /// Boxed: several clients and their settings.
+    Cluster(Box<Cluster>),
 }
 
 /// A Redis Cluster, reached through its seeds.
 pub struct Cluster {
     client: redis::cluster::ClusterClient,
+    /// `?read_from=replica`: the client whose reads go to replicas.
+    replicas: Option<redis::cluster::ClusterClient>,
+    /// The TLS certificates of every connection (None: plain, or the system's CAs).
+    certs: Option<redis::TlsCertificates>,
     /// One client per seed, for a classic Pub/Sub subscriber (any node of a cluster
     /// delivers every PUBLISH; a server without sharded Pub/Sub).
     seeds: Vec<redis::Client>,
@@ -62,6 +78,9 @@ pub struct Cluster {
 pub struct Sentinel {
     dsn: SentinelDsn,
     timeout: Duration,
+    /// `rediss-sentinel://`: the certificates of the sentinels' and the masters'
+    /// connections (None: plain, or the system's CAs).
+    certs: Option<redis::TlsCertificates>,
     /// The master last named and its generation; None until asked, or after it failed.
     master: Mutex<Master>,
 }
@@ -72,27 +91,51 @@ struct Master {
 }
 
 impl Target {
-    pub fn cluster(seeds: &[String], timeout: Duration) -> RedisResult<Target> {
-        let client = redis::cluster::ClusterClientBuilder::new(seeds.iter().map(String::as_str))
-            .connection_timeout(timeout)
-            .response_timeout(timeout)
-            .retries(CLUSTER_RETRIES)
-            .min_retry_wait(10)
-            .max_retry_wait(CLUSTER_RETRY_WAIT_MS)
-            .build()?;
+    pub fn cluster(
+        seeds: &[String],
+        timeout: Duration,
+        tls: Option<&TlsFiles>,
+        read_from_replica: bool,
+    ) -> Result<Target, String> {
+        let certs = tls.map(certificates).transpose()?.flatten();
+        let builder = || {
+            let b = redis::cluster::ClusterClientBuilder::new(seeds.iter().map(String::as_str))
+                .connection_timeout(timeout)
+                .response_timeout(timeout)
+                .retries(CLUSTER_RETRIES)
+                .min_retry_wait(10)
+                .max_retry_wait(CLUSTER_RETRY_WAIT_MS);
+            match &certs {
+                Some(c) => b.certs(c.clone()),
+                None => b,
+            }
+        };
+        let e = |e: RedisError| e.to_string();
+        let client = builder().build().map_err(e)?;
+        let replicas = read_from_replica
+            .then(|| {
+                builder()
+                    .read_routing_strategy(redis::cluster_read_routing::RandomReplicaStrategy)
+                    .build()
+            })
+            .transpose()
+            .map_err(e)?;
         let seed_urls = seeds.to_vec();
         let seeds = seeds
             .iter()
-            .map(|s| redis::Client::open(s.as_str()))
-            .collect::<RedisResult<_>>()?;
-        Ok(Target::Cluster(Cluster {
+            .map(|s| open_client(s, &certs))
+            .collect::<RedisResult<_>>()
+            .map_err(e)?;
+        Ok(Target::Cluster(Box::new(Cluster {
             client,
+            replicas,
+            certs,
             seeds,
             seed_urls,
             timeout,
             publish: OnceLock::new(),
             failures: AtomicU64::new(0),
-        }))
+        })))
     }
 
     /// Opens a connection for commands, with `timeout` on each, and its generation.
@@ -100,7 +143,7 @@ impl Target {
         if let Target::Cluster(c) = self {
             let generation = c.failures.load(Ordering::Relaxed);
             return Ok((
-                Link::Cluster(Box::new(c.client.get_connection()?), None),
+                Link::Cluster(Box::new(c.client.get_generic_connection::<Node>()?), None),
                 generation,
             ));
         }
@@ -112,15 +155,41 @@ impl Target {
         Ok((Link::Server(con), generation))
     }
 
-    pub fn sentinel(dsn: SentinelDsn, timeout: Duration) -> Target {
-        Target::Sentinel(Sentinel {
+    /// A cluster connection whose reads go to replicas (`?read_from=replica`), or None.
+    pub fn open_replicas(&self) -> Option<RedisResult<Link>> {
+        let Target::Cluster(c) = self else {
+            return None;
+        };
+        Some(
+            c.replicas
+                .as_ref()?
+                .get_generic_connection::<Node>()
+                .map(|c| Link::Cluster(Box::new(c), None)),
+        )
+    }
+
+    pub fn sentinel(
+        dsn: SentinelDsn,
+        timeout: Duration,
+        tls: Option<&TlsFiles>,
+    ) -> Result<Target, String> {
+        Ok(Target::Sentinel(Sentinel {
             dsn,
             timeout,
+            certs: tls.map(certificates).transpose()?.flatten(),
             master: Mutex::new(Master {
                 client: None,
                 generation: 0,
             }),
-        })
+        }))
+    }
+
+    /// A single server's client: `rediss://` with the DSN's certificates.
+    pub fn fixed(url: &str, tls: Option<&TlsFiles>) -> Result<Target, String> {
+        let certs = tls.map(certificates).transpose()?.flatten();
+        open_client(url, &certs)
+            .map(Target::Fixed)
+            .map_err(|e| e.to_string())
     }
 
     /// The client to connect a single connection (the subscriber's) with now, and its
@@ -157,14 +226,19 @@ impl Target {
         let Target::Cluster(c) = self else {
             return None;
         };
-        Some(
-            redis::cluster::ClusterClientBuilder::new(c.seed_urls.iter().map(String::as_str))
-                .use_protocol(redis::ProtocolVersion::RESP3)
-                .push_sender(push)
-                .connection_timeout(c.timeout)
-                .response_timeout(c.timeout)
-                .build(),
-        )
+        Some({
+            let b =
+                redis::cluster::ClusterClientBuilder::new(c.seed_urls.iter().map(String::as_str))
+                    .use_protocol(redis::ProtocolVersion::RESP3)
+                    .push_sender(push)
+                    .connection_timeout(c.timeout)
+                    .response_timeout(c.timeout);
+            match &c.certs {
+                Some(certs) => b.certs(certs.clone()),
+                None => b,
+            }
+            .build()
+        })
     }
 
     /// How the target's servers publish wake-ups: classic on a single server; on a
@@ -266,8 +340,8 @@ impl Sentinel {
     }
 
     fn ask(&self, addr: &str, left: Duration) -> RedisResult<Option<redis::Client>> {
-        let mut con =
-            redis::Client::open(format!("redis://{addr}"))?.get_connection_with_timeout(left)?;
+        let mut con = open_client(&self.dsn.sentinel_url(addr), &self.certs)?
+            .get_connection_with_timeout(left)?;
         con.set_read_timeout(Some(left))?;
         con.set_write_timeout(Some(left))?;
         let named: Option<(String, u16)> = redis::cmd("SENTINEL")
@@ -275,8 +349,39 @@ impl Sentinel {
             .arg(&self.dsn.master)
             .query(&mut con)?;
         named
-            .map(|(host, port)| redis::Client::open(self.dsn.master_url(&host, port)))
+            .map(|(host, port)| open_client(&self.dsn.master_url(&host, port), &self.certs))
             .transpose()
+    }
+}
+
+/// The PEM files of a TLS DSN, read; None when there is nothing but the scheme (the
+/// system's CAs, no client certificate).
+fn certificates(files: &TlsFiles) -> Result<Option<redis::TlsCertificates>, String> {
+    // The process's rustls provider, chosen once; another library may have chosen first.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let read = |what: &str, path: &str| {
+        std::fs::read(path).map_err(|e| format!("cannot read {what} {path}: {e}"))
+    };
+    if files.ca.is_none() && files.client.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(redis::TlsCertificates {
+        client_tls: match &files.client {
+            Some((cert, key)) => Some(redis::ClientTlsConfig {
+                client_cert: read("cert", cert)?,
+                client_key: read("key", key)?,
+            }),
+            None => None,
+        },
+        root_cert: files.ca.as_deref().map(|ca| read("ca", ca)).transpose()?,
+    }))
+}
+
+/// A client for `url` (`rediss://` verified with `certs` when given).
+fn open_client(url: &str, certs: &Option<redis::TlsCertificates>) -> RedisResult<redis::Client> {
+    match certs {
+        Some(c) if url.starts_with("rediss://") => redis::Client::build_with_tls(url, c.clone()),
+        _ => redis::Client::open(url),
     }
 }
 
