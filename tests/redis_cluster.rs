@@ -21,7 +21,7 @@ use ephpm::ground::dsn::{self, Dsn};
 use ephpm::lock::Locks;
 use ephpm::rwlock::{Mode, Op, Outcome};
 use ephpm::store::redis::RedisStore;
-use ephpm::store::{Fetched, Store, StoreError, Value};
+use ephpm::store::{Store, StoreError, Value};
 
 fn store(dsn: &str) -> Arc<RedisStore> {
     let Ok(Dsn::Redis(target)) = dsn::parse(dsn) else {
@@ -36,28 +36,7 @@ const KEYS: usize = 300;
 fn keys_spread_over_every_master_and_scan_clear_and_stats_see_them_all() {
     let cluster = RedisCluster::start();
     let s = store(&cluster.dsn("?prefix=spread:"));
-    let keys: Vec<Vec<u8>> = (0..KEYS).map(|i| format!("k{i}").into_bytes()).collect();
-    let entries: Vec<(&[u8], Value<'_>)> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (&k[..], Value::Int(i as i64)))
-        .collect();
-    // One call over keys of many slots (a pipeline per master underneath).
-    s.set_many(&entries, None).unwrap();
-    let masters: HashSet<u16> = keys
-        .iter()
-        .map(|k| cluster.master_of(&[b"spread:", &k[..]].concat()))
-        .collect();
-    assert_eq!(masters.len(), 3, "the keys landed on {masters:?}");
-
-    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-    let mut seen = 0;
-    s.get_many(&refs, &mut |i, hit, _| {
-        assert!(matches!(hit.value, Fetched::Int(n) if n == i as i64));
-        seen += 1;
-    })
-    .unwrap();
-    assert_eq!(seen, KEYS);
+    let keys = cluster.spread_over_every_master(&*s, "spread:", KEYS);
 
     // A lock's value, fence counter and wake-up channel share its slot: the scripts
     // that touch them together run on a cluster.
@@ -103,6 +82,7 @@ fn keys_spread_over_every_master_and_scan_clear_and_stats_see_them_all() {
 
     assert_eq!(s.clear(b"k").unwrap(), KEYS as u64);
     let mut left = 0;
+    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
     s.get_many(&refs, &mut |_, _, _| left += 1).unwrap();
     assert_eq!(left, 0);
 }

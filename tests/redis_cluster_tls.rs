@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -56,26 +55,7 @@ fn gets(cluster: &RedisCluster, port: u16) -> u64 {
 fn values_locks_and_wakeups_work_over_tls_with_a_client_certificate() {
     let cluster = RedisCluster::start_tls();
     let s = store(&cluster.dsn("?prefix=tls:"));
-    let keys: Vec<Vec<u8>> = (0..60).map(|i| format!("k{i}").into_bytes()).collect();
-    let entries: Vec<(&[u8], Value<'_>)> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| (&k[..], Value::Int(i as i64)))
-        .collect();
-    s.set_many(&entries, None).unwrap();
-    let on: HashSet<u16> = keys
-        .iter()
-        .map(|k| cluster.master_of(&[b"tls:", &k[..]].concat()))
-        .collect();
-    assert_eq!(on.len(), 3, "the keys landed on {on:?}");
-    let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
-    let mut seen = 0;
-    s.get_many(&refs, &mut |i, hit, _| {
-        assert!(matches!(hit.value, Fetched::Int(n) if n == i as i64));
-        seen += 1;
-    })
-    .unwrap();
-    assert_eq!(seen, keys.len());
+    cluster.spread_over_every_master(&*s, "tls:", 60);
     assert_eq!(s.incr_by(b"n", 5, None).unwrap(), 5);
 
     let locks = Locks::new(s.clone());

@@ -7,14 +7,15 @@
 //! test and a client certificate required (`common::tls`).
 #![allow(dead_code)]
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ephpm::lock::Locks;
-use ephpm::store::Store;
 use ephpm::store::redis::RedisStore;
+use ephpm::store::{Fetched, Store, Value};
 use std::sync::OnceLock;
 
 use super::redis::{Proc, free_port, info_field_at, spawn, wait_until};
@@ -165,6 +166,33 @@ impl RedisCluster {
                 query.replacen('?', "&", 1)
             ),
         }
+    }
+
+    /// Writes `n` integers under `prefix` in one `set_many` (keys of many slots, a
+    /// pipeline per master underneath), checks they landed on all three masters and that
+    /// one `get_many` reads every one back; the keys, without the prefix.
+    pub fn spread_over_every_master(&self, s: &dyn Store, prefix: &str, n: usize) -> Vec<Vec<u8>> {
+        let keys: Vec<Vec<u8>> = (0..n).map(|i| format!("k{i}").into_bytes()).collect();
+        let entries: Vec<(&[u8], Value<'_>)> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (&k[..], Value::Int(i as i64)))
+            .collect();
+        s.set_many(&entries, None).unwrap();
+        let masters: HashSet<u16> = keys
+            .iter()
+            .map(|k| self.master_of(&[prefix.as_bytes(), &k[..]].concat()))
+            .collect();
+        assert_eq!(masters.len(), 3, "the keys landed on {masters:?}");
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        let mut seen = 0;
+        s.get_many(&refs, &mut |i, hit, _| {
+            assert!(matches!(hit.value, Fetched::Int(v) if v == i as i64));
+            seen += 1;
+        })
+        .unwrap();
+        assert_eq!(seen, n);
+        keys
     }
 
     /// The port of the master that serves `key` now, as a live node sees it.
