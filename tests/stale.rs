@@ -183,28 +183,35 @@ fn racing_readers_of_a_stale_key_elect_one_refresher() {
         put(&*s, ended(1_000), "old");
         let barrier = Barrier::new(12);
         let elected = AtomicUsize::new(0);
+        let served_all = AtomicUsize::new(0);
         std::thread::scope(|t| {
             for _ in 0..12 {
-                let (c, s, computes, barrier, elected, name) =
-                    (&c, &s, &computes, &barrier, &elected, &name);
+                let (c, s, computes, barrier, elected, served_all, name) =
+                    (&c, &s, &computes, &barrier, &elected, &served_all, &name);
                 t.spawn(move || {
                     let mut key = Key::new(&**s, computes, Some("new"));
-                    // The reader's connection open before the race: on a TLS cluster a
-                    // new one costs a handshake per node, long enough for the refresh to
-                    // land first.
-                    s.exists(b"warm").unwrap();
                     barrier.wait();
                     let got = c.get(name.as_bytes(), &mut key);
                     let (value, how, _) = served(&got);
                     assert_eq!((value, how), ("old", How::Stale));
+                    served_all.fetch_add(1, Ordering::SeqCst);
                     if let Got::Served {
                         refresh: Some(held),
                         ..
                     } = got
                     {
                         elected.fetch_add(1, Ordering::SeqCst);
-                        // Hold the election a while, as a refresh after the response does.
-                        std::thread::sleep(Duration::from_millis(50));
+                        // The refresh runs after the response, once every reader of the
+                        // race has been served: a reader that comes after it is served the
+                        // new value, rightly (a TLS cluster's handshakes, a loaded machine
+                        // made a sleep here too short). A reader that panicked is waited
+                        // for no longer than a hang guard.
+                        let start = std::time::Instant::now();
+                        while served_all.load(Ordering::SeqCst) < 12
+                            && start.elapsed() < Duration::from_secs(30)
+                        {
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
                         assert_eq!(c.refresh_elected(&held, &mut key), Step::Got("new".into()));
                     }
                 });
