@@ -5,6 +5,8 @@ namespace Ephpm\Laravel;
 use Ephpm\MemoLock;
 use Ephpm\StaleCache;
 use Illuminate\Cache\Repository;
+use Illuminate\Container\Container;
+use Illuminate\Support\Defer\DeferredCallbackCollection;
 
 /**
  * The repository of an `ephpm` cache store: Laravel's own, plus what one process cannot
@@ -65,10 +67,20 @@ class EphpmRepository extends Repository
      * (at once) until `$ttl[1]` while one process refreshes it after the response; past
      * that, computed like a miss, once across processes.
      *
+     * Laravel 11 and later have a `flexible()` of their own whose refresh goes to the
+     * framework's `defer()`. This one keeps ephpm's record (one process refreshes, elected
+     * across every process and host, and a cold key is computed once), and hands the
+     * refresh to that same `defer()` where the application has it, so that it runs where
+     * Laravel runs deferred callbacks (after the response, at the end of an Octane
+     * request or a queued job). A refresh that Laravel does not run (a failed response
+     * without `$alwaysDefer`) still runs when the process ends the request: the lock
+     * that elected this process to refresh is held until then, and nobody else would.
+     *
      * @param array{0: int|\DateInterval|\DateTimeInterface, 1: int|\DateInterval|\DateTimeInterface} $ttl
      * @param array{seconds?: int}|null $lock The refresh lock's lifetime in seconds.
+     * @param bool $alwaysDefer Laravel 12's: run the refresh even after a failed response.
      */
-    public function flexible($key, $ttl, $callback, $lock = null)
+    public function flexible($key, $ttl, $callback, $lock = null, $alwaysDefer = false)
     {
         $fresh = $this->getSeconds($ttl[0]);
         $stale = max(0, $this->getSeconds($ttl[1]) - $fresh);
@@ -80,6 +92,17 @@ class EphpmRepository extends Repository
             $memo = $memo->with(lockTtlMs: (int) ($lock['seconds'] * 1000));
         }
         $cache = new StaleCache($this->store->kv(), $stale, 0, $memo, true, $this->logger);
-        return $cache->get($this->itemKey($key), fn () => $callback(), $fresh);
+        $value = $cache->get($this->itemKey($key), fn () => $callback(), $fresh, $metadata);
+        if ($metadata['stale'] && self::laravelDefers()) {
+            \Illuminate\Support\defer(static fn () => StaleCache::runDeferred(), 'ephpm:flexible', (bool) $alwaysDefer);
+        }
+        return $value;
+    }
+
+    /** Whether this is Laravel 11 or later inside an application that runs deferred callbacks. */
+    private static function laravelDefers(): bool
+    {
+        return function_exists('Illuminate\Support\defer')
+            && Container::getInstance()->bound(DeferredCallbackCollection::class);
     }
 }

@@ -95,6 +95,16 @@ final class EphpmStore extends TaggableStore implements LockProvider
         return $this->increment($key, -(int) $value);
     }
 
+    /**
+     * Laravel 13's `touch()`: a new lifetime of `$seconds` from now for a key that exists
+     * (at least one second, as Laravel's Redis store gives it); false when it is absent.
+     * `Cache::touch()` forgets the key itself for a lifetime of 0 or less.
+     */
+    public function touch($key, $seconds)
+    {
+        return $this->kv->expire((string) $key, max(1, (int) $seconds));
+    }
+
     public function forever($key, $value)
     {
         return $this->kv->set((string) $key, $value, 0);

@@ -45,27 +45,27 @@ final class EphpmStore implements BlockingStoreInterface, BlockingSharedLockStor
         $this->locks = new MemoLock($store, self::ms($initialTtl));
     }
 
-    public function save(Key $key)
+    public function save(Key $key): void
     {
         $this->take($key, true, false);
     }
 
-    public function waitAndSave(Key $key)
+    public function waitAndSave(Key $key): void
     {
         $this->take($key, true, true);
     }
 
-    public function saveRead(Key $key)
+    public function saveRead(Key $key): void
     {
         $this->take($key, false, false);
     }
 
-    public function waitAndSaveRead(Key $key)
+    public function waitAndSaveRead(Key $key): void
     {
         $this->take($key, false, true);
     }
 
-    public function putOffExpiration(Key $key, float $ttl)
+    public function putOffExpiration(Key $key, float $ttl): void
     {
         if (!$this->exists($key)) {
             throw new LockConflictedException();
@@ -79,7 +79,7 @@ final class EphpmStore implements BlockingStoreInterface, BlockingSharedLockStor
         $this->checkNotExpired($key);
     }
 
-    public function delete(Key $key)
+    public function delete(Key $key): void
     {
         if ($key->hasState(__CLASS__)) {
             $key->getState(__CLASS__)->release();

@@ -18,22 +18,22 @@ class TracedLockStore implements BlockingStoreInterface
     ) {
     }
 
-    public function save(Key $key)
+    public function save(Key $key): void
     {
         $this->timed($key, 'write', false, fn () => $this->store->save($key));
     }
 
-    public function waitAndSave(Key $key)
+    public function waitAndSave(Key $key): void
     {
         $this->timed($key, 'write', true, fn () => $this->store->waitAndSave($key));
     }
 
-    public function putOffExpiration(Key $key, float $ttl)
+    public function putOffExpiration(Key $key, float $ttl): void
     {
         $this->store->putOffExpiration($key, $ttl);
     }
 
-    public function delete(Key $key)
+    public function delete(Key $key): void
     {
         $this->store->delete($key);
     }

@@ -12,7 +12,7 @@ use Symfony\Component\Lock\SharedLockStoreInterface;
  */
 class TracedSharedLockStore extends TracedLockStore implements SharedLockStoreInterface
 {
-    public function saveRead(Key $key)
+    public function saveRead(Key $key): void
     {
         $this->timed($key, 'read', false, fn () => $this->store->saveRead($key));
     }
