@@ -1,5 +1,5 @@
 --TEST--
-Laravel (a real Illuminate\Foundation\Application, Debian's 8.83): the ephpm store keeps the contract of Laravel's own stores, a row each: add() atomic (8 processes x 50 rounds, one winner each; with and without a TTL), many/putMany, increment/decrement (missing key, non-integer, overflow: false, never an uncaught error), forget() says whether it deleted (KeyForgotten only then), forever(), flush() removes only its own prefix (sessions and other stores survive), a store's own dsn, block() woken on a store that is not the default one
+Laravel (a real Illuminate\Foundation\Application, Debian's 8.83): the ephpm store keeps the contract of Laravel's own stores, a row each: add() atomic (8 processes x 50 rounds, one winner each; with and without a TTL), many/putMany, increment/decrement (missing key, non-integer, overflow: false, never an uncaught error), forget() says whether it deleted (KeyForgotten only then), forever(), touch() (Laravel 13's: a new lifetime for a key that exists, false for one that does not), flush() removes only its own prefix (sessions and other stores survive), a store's own dsn, block() woken on a store that is not the default one
 --EXTENSIONS--
 ephpm
 pcntl
@@ -69,6 +69,7 @@ $without = add_race('naive', function () {
         public function increment($key, $value = 1) { return $this->s->increment($key, $value); }
         public function decrement($key, $value = 1) { return $this->s->decrement($key, $value); }
         public function forever($key, $value) { return $this->s->forever($key, $value); }
+        public function touch($key, $seconds) { return $this->s->touch($key, $seconds); }
         public function forget($key) { return $this->s->forget($key); }
         public function flush() { return $this->s->flush(); }
         public function getPrefix() { return $this->s->getPrefix(); }
@@ -94,6 +95,11 @@ var_dump(Cache::forget('a'), Cache::forget('a'), Cache::forget('never'), $forgot
 
 echo "-- forever()\n";
 var_dump(Cache::forever('kept', 'always'), Cache::get('kept'), $raw->ttl('cache:laravel_cache:kept'));
+
+echo "-- touch()\n";
+Cache::put('short', 'lived', 5);
+$store = Cache::store()->getStore();
+var_dump($store->touch('short', 100), $raw->ttl('cache:laravel_cache:short') > 90, $store->touch('never', 100), $raw->has('cache:laravel_cache:never'));
 
 echo "-- flush() removes only this store's keys\n";
 $session = $app['session']->driver();
@@ -173,6 +179,11 @@ array(1) {
 bool(true)
 string(6) "always"
 float(-1)
+-- touch()
+bool(true)
+bool(true)
+bool(false)
+bool(false)
 -- flush() removes only this store's keys
 bool(true)
 NULL

@@ -1,5 +1,5 @@
 --TEST--
-Ephpm\Symfony\StaleCacheAdapter passes the PSR-6 contract (cache/integration-tests' CachePoolTest, 123 cases) as Ephpm\Symfony\EphpmAdapter does, under PHPUnit
+Ephpm\Symfony\StaleCacheAdapter passes the PSR-6 contract (cache/integration-tests' CachePoolTest, its 100-odd cases) as Ephpm\Symfony\EphpmAdapter does, under PHPUnit
 --DESCRIPTION--
 PHPUnit needs extensions that `php -n` lacks (dom, mbstring, xml...), so the suite runs in
 a child PHP with the system's php.ini and this extension; zend.assertions=1 because
@@ -24,17 +24,19 @@ require_once "/usr/share/php/Symfony/Component/Cache/autoload.php";
 require_once ' . var_export(realpath(__DIR__ . '/../php/autoload.php'), true) . ';
 ';
 file_put_contents("$dir/EphpmAdapterContractTest.php", $php . 'final class EphpmAdapterContractTest extends Cache\IntegrationTests\CachePoolTest {
-    public function createCachePool() { return new Ephpm\Symfony\EphpmAdapter("contract-ephpm"); }
+    public function createCachePool(): Psr\Cache\CacheItemPoolInterface { return new Ephpm\Symfony\EphpmAdapter("contract-ephpm"); }
 }');
 file_put_contents("$dir/StaleCacheAdapterContractTest.php", $php . 'final class StaleCacheAdapterContractTest extends Cache\IntegrationTests\CachePoolTest {
-    public function createCachePool() { return new Ephpm\Symfony\StaleCacheAdapter("contract-stale", 0, staleSeconds: 60); }
+    public function createCachePool(): Psr\Cache\CacheItemPoolInterface { return new Ephpm\Symfony\StaleCacheAdapter("contract-stale", 0, staleSeconds: 60); }
 }');
 foreach (['EphpmAdapter', 'StaleCacheAdapter'] as $class) {
     $cmd = sprintf('%s -d zend.assertions=1 -d extension=%s -d ephpm.store_name=phpt_pool_contract -d ephpm.shm_size=8M /usr/bin/phpunit --do-not-cache-result %s 2>&1',
         escapeshellarg(PHP_BINARY), escapeshellarg(getenv('EPHPM_SO') ?: 'ephpm'), escapeshellarg("$dir/{$class}ContractTest.php"));
     exec($cmd, $out, $rc);
-    $last = array_values(array_filter($out, fn ($l) => preg_match('/^(OK|Tests:)/', $l)));
-    printf("%s: %s (exit %d)\n", $class, $last[0] ?? implode("\n", array_slice($out, -20)), $rc);
+    // The number of cases grows with cache/integration-tests' release: what counts is that
+    // PHPUnit ran some and none failed.
+    $ran = preg_match('/^(?:OK \((\d+) tests|Tests: (\d+))/m', implode("\n", $out), $m) ? (int) ($m[1] ?: $m[2]) : 0;
+    printf("%s: %s (exit %d)\n", $class, $rc === 0 && $ran > 100 ? 'passed, more than 100 cases' : "$ran cases", $rc);
     if ($rc !== 0) {
         echo implode("\n", array_slice($out, 0, 60)), "\n";
     }
@@ -43,5 +45,5 @@ foreach (['EphpmAdapter', 'StaleCacheAdapter'] as $class) {
 array_map('unlink', glob("$dir/*"));
 rmdir($dir);
 --EXPECT--
-EphpmAdapter: OK (123 tests, 202 assertions) (exit 0)
-StaleCacheAdapter: OK (123 tests, 202 assertions) (exit 0)
+EphpmAdapter: passed, more than 100 cases (exit 0)
+StaleCacheAdapter: passed, more than 100 cases (exit 0)

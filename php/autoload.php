@@ -6,3 +6,13 @@ spl_autoload_register(static function (string $class): void {
         require $file;
     }
 });
+// Symfony's cache wraps a computed item's value and metadata in a class named "\xA9"
+// (Symfony/Component/Cache/Traits/ValueWrapper.php), which the classmap of Debian's
+// php-symfony-cache 7.4 leaves out: without it every pool's get() with a callback is a
+// fatal error, ephpm's or Symfony's own. It lies beside CacheItem, which needs it.
+spl_autoload_register(static function (string $class): void {
+    if ($class === "\xA9" && class_exists(\Symfony\Component\Cache\CacheItem::class, false)
+        && is_file($file = dirname((new \ReflectionClass(\Symfony\Component\Cache\CacheItem::class))->getFileName()) . '/Traits/ValueWrapper.php')) {
+        require_once $file;
+    }
+});

@@ -48,7 +48,9 @@ final class EphpmServiceProvider extends ServiceProvider
             $this->setEventDispatcher($repository);
             return $repository;
         });
-        $this->app['session']->extend('ephpm', fn ($app) => $this->sessionHandler($app));
+        // Laravel 13 binds a driver's closure to its manager ($this is the SessionManager
+        // inside it, as it is the CacheManager above): the provider is captured instead.
+        $this->app['session']->extend('ephpm', fn ($app) => $provider->sessionHandler($app));
         if (method_exists($this->app, 'runningInConsole') && $this->app->runningInConsole()) {
             $this->console();
         }
@@ -101,7 +103,8 @@ final class EphpmServiceProvider extends ServiceProvider
         return new EphpmRepository($store, $memo, $logger);
     }
 
-    private function sessionHandler($app): EphpmSessionHandler
+    /** The handler of the `ephpm` session driver (public: the driver's closure, bound to the manager, calls it). */
+    public function sessionHandler($app): EphpmSessionHandler
     {
         $config = $app['config'];
         $options = $config['session.ephpm'] ?? [];

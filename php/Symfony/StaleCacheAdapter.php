@@ -172,13 +172,18 @@ final class StaleCacheAdapter implements AdapterInterface, CacheInterface
         return self::item($key, $value, true, $metadata);
     }
 
+    /**
+     * Every key is checked (and read) at the call, as PSR-6 asks; the items come as a
+     * generator, as Symfony's pools give them: an array would turn the key "123" into 123.
+     */
     public function getItems(array $keys = []): iterable
     {
-        $items = [];
-        foreach ($keys as $key) {
-            $items[$key] = $this->getItem($key);
-        }
-        return $items;
+        $items = array_map(fn ($key) => $this->getItem($key), $keys);
+        return (static function () use ($items) {
+            foreach ($items as $item) {
+                yield $item->getKey() => $item;
+            }
+        })();
     }
 
     public function hasItem($key): bool
