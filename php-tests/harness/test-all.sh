@@ -5,6 +5,10 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# With --system NAME (run inside php-tests/systems/NAME by system-suites.sh) only that
+# system's suites run, and each summary line is named NAME-suite.
+system=""
+[ "${1:-}" = --system ] && { system=$2; shift 2; }
 so=$(realpath "$1")
 summaries=$(mktemp); failures=$(mktemp)
 trap 'rm -f "$summaries" "$failures"' EXIT
@@ -22,7 +26,30 @@ record() {
       grep -E '^(FAIL|BORK)[ -]' "$out"; } | sed "s|^|$label: |" >> "$failures"
     rm -f "$out"
 }
-shell_results() { grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed'; }
+shell_results() { grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' | sed "s/^/${system:+$system-}/"; }
+# A system's own summary lines are already named; its failures are under its name.
+system_results() { grep -E '^[a-z0-9]+-[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed'; }
+
+# run_suites SUITE...: each a script of this folder and its arguments after the .so.
+run_suites() {
+    local suite
+    for suite in "$@"; do
+        echo "== $suite"
+        # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
+        set -- $suite
+        bash "$here/$1" "$so" "${@:2}" | record "${system:+$system: }$suite" shell_results
+    done
+}
+if [ -n "$system" ]; then
+    # shellcheck source=../systems/newest.conf
+    . "$root/php-tests/systems/$system.conf"
+    echo "== system $system: $(php -r 'echo "PHP ", PHP_VERSION;')"
+    IFS=';' read -r -a listed <<< "$run"
+    run_suites "${listed[@]}"
+    cat "$summaries"
+    [ -s "$failures" ] && { echo "== failed"; cat "$failures"; }
+    exit 0
+fi
 
 # cargo's per-binary "test result" lines, as summary lines.
 cargo_results() {
@@ -58,11 +85,12 @@ echo "== cargo test on cluster-async"
     --test locks --test memo --test session --test rwlock -- \
     --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
     | record "cargo test on cluster-async" cargo_results
-for suite in "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-redis-cluster.sh tls" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "deploy-suite.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh"; do
-    echo "== $suite"
-    # shellcheck disable=SC2086 # "$suite" is a script and its arguments after the .so
-    set -- $suite
-    bash "$here/$1" "$so" "${@:2}" | record "$suite" shell_results
+run_suites "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-redis-cluster.sh tls" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "deploy-suite.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh"
+# The newest stack (and, with EPHPM_SYSTEMS, others of php-tests/systems): each
+# built once in target/systems, the extension built for its PHP, its suites run in it.
+for name in ${EPHPM_SYSTEMS:-newest}; do
+    echo "== system $name"
+    bash "$here/system-suites.sh" "$name" 2>&1 | record "$name" system_results
 done
 echo "== summary"
 cat "$summaries"
