@@ -13,7 +13,7 @@ PACKAGES := php8.2-cli php8.2-cgi php8.2-dev libclang-dev clang php8.2-fpm libfc
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
             php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv \
-            mariadb-server php8.2-mysql php-predis nodejs tcl dpkg-dev
+            mariadb-server php8.2-mysql php-predis nodejs tcl dpkg-dev debootstrap
 # One version for everything: the crate's (php --ri ephpm shows it too).
 VERSION  := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)
 # Where install puts things: PHP's own folders, from php-config.
@@ -24,7 +24,7 @@ INI_DIR   = /etc/php/$(PHP_VERSION)/mods-available
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
-.PHONY: deps build binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail
+.PHONY: deps build binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -65,8 +65,15 @@ binaries:
 demo: build
 	$(PHP) examples/demo.php
 
+# Every suite on Debian 12, then the newest stack (php-tests/systems/newest.conf: sid with
+# PHP 8.5) in a system debootstrapped into target/systems, built once and kept.
 test: build
 	bash php-tests/harness/test-all.sh $(SO)
+
+# Everything built, the debootstrapped systems of php-tests/systems included. Their
+# mounts live in a mount namespace of each command's own, so none is left to remove.
+clean:
+	rm -rf target
 
 # WordPress core's own PHPUnit tests with the drop-in, single site and multisite. Not in
 # `make test`: their files come from no registry a CI machine reaches, and the project may

@@ -45,7 +45,7 @@ PHP
     pool a 1; pool b 1; pool c 0
 } > "$tmp/fpm.conf"
 "$fpm" -n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M \
-    -d zend_extension=opcache -d opcache.enable=1 -d opcache.validate_timestamps=0 \
+    "${opcache[@]}" -d opcache.enable=1 -d opcache.validate_timestamps=0 \
     -y "$tmp/fpm.conf" -R -F &
 master=$!
 cleanup() {

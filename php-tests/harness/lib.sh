@@ -14,10 +14,21 @@ fpm_pool() {
 }
 skip() { skipped=$((skipped + 1)); echo "skip - $1"; }
 summary() { echo "$1: $passed passed, $failed failed, $skipped skipped"; }
+# fpm_binary: Debian's php-fpm of the PHP that `php` is (php-fpm8.2 here, php-fpm8.5 in
+# the newest system of php-tests/systems), else any php-fpm.
+fpm_binary() {
+    command -v "php-fpm$(php -r 'echo PHP_MAJOR_VERSION, ".", PHP_MINOR_VERSION;')" || command -v php-fpm
+}
+# opcache_ini: the words that load OPcache into a `php -n` (PHP 8.5 has it built in, and
+# a zend_extension=opcache there is a warning), as an array.
+opcache_ini() {
+    php -n -r 'exit(extension_loaded("Zend OPcache") ? 0 : 1);' || opcache=(-d zend_extension=opcache)
+}
+opcache=(); opcache_ini
 # find_fpm LABEL: sets $fpm to Debian's php-fpm, or skips the suite LABEL (its summary
 # line said) and exits when php-fpm or cgi-fcgi is missing.
 find_fpm() {
-    fpm=$(command -v php-fpm8.2 || command -v php-fpm)
+    fpm=$(fpm_binary)
     if [ -z "$fpm" ] || ! command -v cgi-fcgi >/dev/null; then
         skip "php-fpm and cgi-fcgi are not installed"; summary "$1"; exit 0
     fi

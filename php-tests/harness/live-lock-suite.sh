@@ -78,7 +78,7 @@ for ($i = 0; !file_exists("$run/stop") && microtime(true) < $end; $i++) {
 }
 echo "done ", $i > 0 ? "yes" : "no";
 PHP
-"$(command -v php-fpm8.2 || command -v php-fpm)" -n -d "extension=$tmp/ephpm.so" -y "$tmp/fpm.conf" -F &
+"$(fpm_binary)" -n -d "extension=$tmp/ephpm.so" -y "$tmp/fpm.conf" -F &
 master=$!
 for _ in $(seq 100); do [ -S "$tmp/w.sock" ] && break; sleep 0.05; done
 

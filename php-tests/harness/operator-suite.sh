@@ -152,7 +152,7 @@ check "rm-store of a store in use: exit 1, says so, the segment stays" "1 yes ye
     "$? $(grep -q 'is in use' "$tmp/err" && echo yes) $([ -e "$shm/$store" ] && echo yes)"
 
 # --- the status page and the metrics: php-fpm behind nginx ---------------------------
-fpm=$(command -v php-fpm8.2 || command -v php-fpm)
+fpm=$(fpm_binary)
 if [ -z "$fpm" ] || ! command -v nginx >/dev/null || ! command -v chromium >/dev/null || ! command -v cgi-fcgi >/dev/null; then
     skip "php-fpm, nginx, cgi-fcgi or chromium is missing: the status page and metrics are not tested"
 else

@@ -12,7 +12,7 @@
 # failed case is a line "FAIL - Class::test".
 # Debian ships symfony/cache without its tests: they come from Debian's source package
 # of the installed version (apt-get source symfony, as root; deb-src entries are added
-# when there are none), fetched once and kept in target/symfony-cache-tests.
+# when there are none), fetched once and kept in target/symfony-cache-tests/VERSION.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -20,7 +20,8 @@ root=$(cd "$here/../.." && pwd)
 so=$(realpath "$1")
 backend=${2:-shm}
 label=symfony-cache; [ "$backend" != shm ] && label=symfony-cache-$backend
-cache="$root/target/symfony-cache-tests"
+# One folder per version: the systems of php-tests/systems have other Symfonys.
+cache="$root/target/symfony-cache-tests/$(dpkg-query -W -f='${source:Version}' php-symfony-cache 2>/dev/null)"
 
 if [ ! -f /usr/bin/phpunit ] || [ ! -f /usr/share/php/Cache/IntegrationTests/CachePoolTest.php ] \
     || [ ! -f /usr/share/php/Symfony/Component/Cache/autoload.php ]; then

@@ -26,7 +26,7 @@ cp "$1" "$tmp/ephpm.so"; chmod 644 "$tmp/ephpm.so"
 store="symfonytest_$$"
 ini=(-n -d "extension=$tmp/ephpm.so" -d "ephpm.store_name=$store" -d ephpm.shm_size=16M -d extension=posix
      -d extension=mbstring -d extension=ctype -d extension=intl -d extension=tokenizer -d display_errors=stderr
-     -d zend_extension=opcache)
+     "${opcache[@]}")
 export SYMFONY_VAR_DIR="$tmp/var" COLUMNS=400 EPHPM_HOST_DSN="shm://"
 export LOCK_DSN=ephpm://host SESSION_DSN=ephpm://host CACHE_DSN=ephpm://host
 if [ "$backend" = redis ]; then

@@ -11,7 +11,7 @@ wp_theme=$wp_root/target/wordpress-theme/usr/share/wordpress/wp-content/themes/t
 # production php-fpm has it. Mail goes nowhere (wp_install() sends one).
 wp_ini=(-n -d extension=mysqlnd -d extension=mysqli -d extension=mbstring -d extension=ctype -d extension=iconv
         -d extension=xml -d extension=dom -d extension=simplexml -d extension=fileinfo -d extension=tokenizer
-        -d zend_extension=opcache -d opcache.enable=1 -d opcache.memory_consumption=64
+        "${opcache[@]}" -d opcache.enable=1 -d opcache.memory_consumption=64
         -d sendmail_path=/bin/true -d memory_limit=256M)
 
 # wp_have_files: whether core and the theme are unpacked (make deps).

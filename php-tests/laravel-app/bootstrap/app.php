@@ -1,5 +1,6 @@
 <?php
-// The test application: a real Illuminate\Foundation\Application on Debian's Laravel 8.
+// The test application: a real Illuminate\Foundation\Application on Debian's Laravel (8.83 here, 13 in
+// the newest system of php-tests/systems).
 // Its base folder is LARAVEL_BASE (the suite makes one in its temporary folder, holding
 // storage/, bootstrap/cache/ and links to config/ and routes/ here), so nothing is ever
 // written into the repository. EPHPM_PHP_DIR swaps in another copy of ephpm's php/
@@ -13,6 +14,12 @@ spl_autoload_register(static function (string $class): void {
 });
 
 $app = new Illuminate\Foundation\Application(getenv('LARAVEL_BASE') ?: dirname(__DIR__));
+// Laravel 11 and later merge the framework's own config/ under the application's; this
+// application's config/ is whole, and Debian's Laravel 13 keeps the framework's config/
+// where that merge does not look (Illuminate/config, not four folders above Bootstrap/).
+if (method_exists($app, 'dontMergeFrameworkConfiguration')) {
+    $app->dontMergeFrameworkConfiguration();
+}
 $app->singleton(Illuminate\Contracts\Http\Kernel::class, App\Http\Kernel::class);
 $app->singleton(Illuminate\Contracts\Debug\ExceptionHandler::class, Illuminate\Foundation\Exceptions\Handler::class);
 return $app;
