@@ -24,7 +24,7 @@ INI_DIR   = /etc/php/$(PHP_VERSION)/mods-available
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
-.PHONY: deps build binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean
+.PHONY: deps build binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean test-matrix
 
 deps:
 	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -69,6 +69,11 @@ demo: build
 # PHP 8.5) in a system debootstrapped into target/systems, built once and kept.
 test: build
 	bash php-tests/harness/test-all.sh $(SO)
+
+# The rest of the Supported versions table (php-tests/systems: trixie, symfony8) and the
+# newest stack again, without Debian 12's suites; the last run is in bench/MATRIX.md.
+test-matrix: deps
+	bash php-tests/harness/test-all.sh --systems "newest trixie symfony8" $(SO)
 
 # Everything built, the debootstrapped systems of php-tests/systems included. Their
 # mounts live in a mount namespace of each command's own, so none is left to remove.

@@ -112,6 +112,9 @@ mark "client has the responses:hot"
 await "refresh saw:hot"
 check "the refresh ran after its response had reached the client" '"the client had the responses"' "$(probe "refresh saw:hot")"
 check "... and ran once" 1 "$(probe refreshes:hot)"
+by='"ephpm after the response"'
+[ -f /usr/share/php/Illuminate/Support/Defer/DeferredCallbackCollection.php ] && by="\"Laravel's defer()\""
+check "... through Laravel's defer() where Laravel has one (11 and later)" "$by" "$(probe "refresh by:hot")"
 check "the refreshed value is served next" new "$(request "/flexible?key=hot")"
 
 # 4. Sessions.

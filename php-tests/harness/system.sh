@@ -47,10 +47,14 @@ make_system() {
     sysroot="$sysroot.tmp" run_in apt-get update -qq
     local pkgs="" p
     for p in $php_packages; do pkgs="$pkgs $p/${php_from:-${first}}"; done
-    [ -z "${php_first:-}" ] || sysroot="$sysroot.tmp" run_in apt-get install -y -qq --no-install-recommends $php_first > "$dir/install.log" 2>&1
+    # What php_first installs is held there, so that a package_release never replaces it.
+    # shellcheck disable=SC2086 # package lists are words
+    [ -z "${php_first:-}" ] || { sysroot="$sysroot.tmp" run_in apt-get install -y -qq --no-install-recommends $php_first \
+        && sysroot="$sysroot.tmp" run_in apt-mark hold ${php_first%%/*}; } > "$dir/install.log" 2>&1
     # shellcheck disable=SC2086 # package lists are words
     sysroot="$sysroot.tmp" run_in apt-get install -y -qq --no-install-recommends $pkgs >> "$dir/install.log" 2>&1 \
-        && sysroot="$sysroot.tmp" run_in apt-get install -y -qq --no-install-recommends $packages >> "$dir/install.log" 2>&1 \
+        && sysroot="$sysroot.tmp" run_in apt-get install -y -qq --no-install-recommends \
+            ${packages_release:+-t "$packages_release"} $packages >> "$dir/install.log" 2>&1 \
         || { grep -E '^E:|conflict|Depends' "$dir/install.log" | head -n 20 >&2; exit 1; }
     sysroot="$sysroot.tmp" run_in update-alternatives --set php "/usr/bin/php$php" >/dev/null
     sysroot="$sysroot.tmp" run_in apt-get clean

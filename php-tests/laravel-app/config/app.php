@@ -7,6 +7,8 @@ return [
     'debug' => true,
     'timezone' => 'UTC',
     'providers' => array_values(array_filter([
+        // On Laravel 11 and later it binds defer()'s callbacks, which flexible()'s refresh goes to.
+        Illuminate\Foundation\Providers\FoundationServiceProvider::class,
         Illuminate\Cache\CacheServiceProvider::class,
         Illuminate\Filesystem\FilesystemServiceProvider::class,
         Illuminate\Redis\RedisServiceProvider::class,

@@ -47,6 +47,11 @@ Route::get('/flexible', function (Request $r) use ($probe, $await, $together) {
         $probe()->increment("refreshes:$key");
         $saw = $await("client has the responses:$key", 15) ? 'the client had the responses' : 'no responses after 15 s';
         $probe()->set("refresh saw:$key", $saw);
+        // Laravel 11+ runs it through its defer() callbacks; Laravel 8 has none, and
+        // ephpm runs it once the response is out.
+        $frames = debug_backtrace(DEBUG_BACKTRACE_IGNORE_ARGS);
+        $deferred = array_filter($frames, fn ($f) => ($f['class'] ?? '') === 'Illuminate\Support\Defer\DeferredCallbackCollection');
+        $probe()->set("refresh by:$key", $deferred ? "Laravel's defer()" : 'ephpm after the response');
         return 'new';
     });
 });
