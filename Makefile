@@ -70,10 +70,10 @@ demo: build
 test: build
 	bash php-tests/harness/test-all.sh $(SO)
 
-# The rest of the Supported versions table (php-tests/systems: trixie, symfony8) and the
+# The rest of the Supported versions table (php-tests/systems: trixie, symfony8, php86) and the
 # newest stack again, without Debian 12's suites; the last run is in bench/MATRIX.md.
 test-matrix: deps
-	bash php-tests/harness/test-all.sh --systems "newest trixie symfony8" $(SO)
+	bash php-tests/harness/test-all.sh --systems "newest trixie symfony8 php86" $(SO)
 
 # Everything built, the debootstrapped systems of php-tests/systems included. Their
 # mounts live in a mount namespace of each command's own, so none is left to remove.

@@ -33,10 +33,11 @@ find_fpm() {
         skip "php-fpm and cgi-fcgi are not installed"; summary "$1"; exit 0
     fi
 }
-# start_redis DIR: a redis-server on the unix socket DIR/redis.sock (mode 0700, no TCP
-# port, no persistence), its pid in DIR/redis.pid; returns once the socket is there.
+# start_redis DIR: a redis-server (EPHPM_REDIS_SERVER: another, valkey-server) on the
+# unix socket DIR/redis.sock (mode 0700, no TCP port, no persistence), its pid in
+# DIR/redis.pid; returns once the socket is there.
 start_redis() {
-    redis-server --port 0 --unixsocket "$1/redis.sock" --unixsocketperm 700 --save "" \
+    "${EPHPM_REDIS_SERVER:-redis-server}" --port 0 --unixsocket "$1/redis.sock" --unixsocketperm 700 --save "" \
         --appendonly no --dir "$1" --daemonize yes --pidfile "$1/redis.pid" >/dev/null
     for _ in $(seq 100); do [ -S "$1/redis.sock" ] && break; sleep 0.05; done
 }

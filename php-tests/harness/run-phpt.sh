@@ -14,7 +14,8 @@ whole=0; [ $# -gt 0 ] || { whole=1; set -- "$here"; }
 run_tests="$(php-config --extension-dir)/build/run-tests.php"
 # WordPress's own files, unpacked from Debian's package by `make deps` (not installed: its
 # dependencies would bring a web server): the object cache's test compares with core's.
-export EPHPM_SO="$so" NO_INTERACTION=1 EPHPM_WORDPRESS="$here/../target/wordpress/usr/share/wordpress"
+# A system of php-tests/systems names its own release's (system-suites.sh).
+export EPHPM_SO="$so" NO_INTERACTION=1 EPHPM_WORDPRESS="${EPHPM_WORDPRESS:-$here/../target/wordpress/usr/share/wordpress}"
 log=$(mktemp)
 [ $whole = 1 ] && rm -f /dev/shm/ephpm-"$(id -u)"/phpt_*
 # shellcheck disable=SC2086 # PHPT_INI is a list of words

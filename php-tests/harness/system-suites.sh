@@ -14,4 +14,11 @@ bash "$here/system.sh" make "$name" || fail "the system could not be made"
 bash "$here/system.sh" run "$name" bash -c "cd '$root' && cargo build --release --lib --target-dir '$out/cargo' 2>&1 | tail -n 3 \
     && install -m 0644 '$out/cargo/release/libephpm.so' '$out/ephpm.so'" || fail "the extension did not build"
 echo "$name-build: 1 passed, 0 failed, 0 skipped"
-bash "$here/system.sh" run "$name" bash "$here/test-all.sh" --system "$name" "$out/ephpm.so"
+# The system's own WordPress, unpacked beside it (not installed: it would bring a web
+# server), for the phpt that compares the drop-in with core's WP_Object_Cache.
+if [ ! -d "$out/wordpress" ]; then
+    bash "$here/system.sh" run "$name" bash -c "cd /tmp && apt-get download -qq wordpress && dpkg-deb -x wordpress_*.deb '$out/wordpress.tmp'" \
+        && mv "$out/wordpress.tmp" "$out/wordpress" || fail "its wordpress package could not be unpacked"
+fi
+bash "$here/system.sh" run "$name" env EPHPM_WORDPRESS="$out/wordpress/usr/share/wordpress" \
+    bash "$here/test-all.sh" --system "$name" "$out/ephpm.so"
