@@ -5,7 +5,7 @@
 #   php-tests/harness/system.sh run NAME CMD...  runs CMD in it, as root
 # The system is made by debootstrap from the mirror this machine's apt uses, checked
 # against Debian's archive keyring, and kept while its .conf is unchanged (a stamp holds
-# the .conf's hash); `make clean` removes it. CMD runs in a mount namespace of its own
+# the hash of its .conf and packages.conf); `make clean` removes it. CMD runs in a mount namespace of its own
 # (its mounts vanish with it, whatever kills it) with /proc, /dev and an empty /tmp,
 # and this tree, cargo and rustup bound at the same paths as here, so that a path means
 # the same inside and out and the build reuses this machine's toolchain and crates.
@@ -15,11 +15,16 @@ root=$(cd "$here/../.." && pwd)
 what=$1 name=$2; shift 2
 conf="$root/php-tests/systems/$name.conf"
 [ -f "$conf" ] || { echo "no system $name: $conf is missing" >&2; exit 2; }
+# shellcheck source=../systems/packages.conf
+. "$root/php-tests/systems/packages.conf"
 # shellcheck source=../systems/newest.conf
 . "$conf"
+# PHP's own packages, of the version the .conf names.
+php_packages=""
+for p in cli dev fpm cgi mbstring xml intl common readline; do php_packages="$php_packages php$php-$p"; done
 dir="$root/target/systems/$name"
 sysroot="$dir/root"
-stamp=$(sha256sum "$conf" | cut -d' ' -f1)
+stamp=$(cat "$root/php-tests/systems/packages.conf" "$conf" | sha256sum | cut -d' ' -f1)
 
 # The mirror of the system's own apt sources (deb822 or one-line), never a fixed host.
 mirror() {

@@ -44,6 +44,8 @@ run_suites() {
     done
 }
 if [ -n "$system" ]; then
+    # shellcheck source=../systems/packages.conf
+    . "$root/php-tests/systems/packages.conf"
     # shellcheck source=../systems/newest.conf
     . "$root/php-tests/systems/$system.conf"
     echo "== system $system: $(php -r 'echo "PHP ", PHP_VERSION;')"
