@@ -1,5 +1,5 @@
 # ephpm — two commands on a fresh Debian 12 machine (as root):
-#   make demo   installs what is missing, builds the extension, runs examples/demo.php
+#   make demo   installs what the demo needs, builds the extension, runs examples/demo.php
 #   make test   the same, then every test suite, ending with "N passed, N failed, N skipped"
 
 # The extension, copied out of target/release: a build of the engine alone (the tests,
@@ -7,9 +7,12 @@
 SO       := target/ephpm.so
 NODE     := target/release/ephpm-node
 PHP      := php -n -d extension=$(CURDIR)/$(SO)
-# What the build, the tests and the benchmark need from Debian.
-PACKAGES := php8.2-cli php8.2-cgi php8.2-dev libclang-dev clang php8.2-fpm libfcgi-bin php8.2-apcu openssl \
-            php-symfony-cache php-symfony-lock php-illuminate-cache php-illuminate-session \
+# What the demo needs from Debian: the build (libclang for bindgen, PHP's headers), PHP,
+# and Symfony's cache for its last part.
+DEMO_PACKAGES := php8.2-cli php8.2-dev libclang-dev clang php-symfony-cache
+# What the tests and the benchmark need besides.
+PACKAGES := $(DEMO_PACKAGES) php8.2-cgi php8.2-fpm libfcgi-bin php8.2-apcu openssl \
+            php-symfony-lock php-illuminate-cache php-illuminate-session \
             php-illuminate-container php-illuminate-config php-laravel-framework redis-server redis-sentinel php-redis \
             php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-web-profiler-bundle \
             php-symfony-yaml chromium phpunit php-cache-integration-tests nginx-light python3-venv \
@@ -24,15 +27,24 @@ INI_DIR   = /etc/php/$(PHP_VERSION)/mods-available
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
-.PHONY: deps build binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean test-matrix
+.PHONY: deps demo-deps build extension binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean test-matrix
 
-deps:
-	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+# install_missing PACKAGES: apt-get installs those of them that are not installed, and
+# the build's toolchain must be there.
+define install_missing
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 	@command -v cargo >/dev/null || { echo "cargo is missing: install a Rust toolchain (1.86 or newer)"; exit 1; }
+endef
+
+demo-deps:
+	$(call install_missing,$(DEMO_PACKAGES))
+
+deps:
+	$(call install_missing,$(PACKAGES))
 	@# npm: a package of its own with Debian's nodejs, bundled with NodeSource's (which Debian's npm conflicts with).
 	@command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
 	@$(MAKE) --no-print-directory target/wordpress target/wordpress-theme
@@ -55,14 +67,19 @@ target/wordpress-theme:
 build: deps
 	$(MAKE) --no-print-directory binaries
 
-# The extension and ephpm-node, with nothing but cargo, libclang and PHP's headers: what
-# install, deb and dist are made of.
-binaries:
+# The extension alone (what the demo runs).
+extension:
 	cargo build --release
 	install -m 0755 target/release/libephpm.so $(SO)
+
+# The extension and ephpm-node, with nothing but cargo, libclang and PHP's headers: what
+# install, deb and dist are made of.
+binaries: extension
 	cargo build --release --no-default-features --features node --bin ephpm-node --bin ephpm --bin ephpm-resp
 
-demo: build
+# Only what the demo needs: the test world (browsers, databases, servers) comes with make test.
+demo: demo-deps
+	$(MAKE) --no-print-directory extension
 	$(PHP) examples/demo.php
 
 # Every suite on Debian 12, then the newest stack (php-tests/systems/newest.conf: sid with
