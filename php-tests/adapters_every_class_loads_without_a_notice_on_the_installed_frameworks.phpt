@@ -3,7 +3,7 @@ Every class, trait and interface under php/ loads on the Symfony, Laravel and PH
 --EXTENSIONS--
 ephpm
 --SKIPIF--
-<?php if (!is_file('/usr/share/php/Illuminate/Cache/autoload.php') || !is_file('/usr/share/php/Symfony/Component/Lock/autoload.php')) die('skip php-illuminate-cache and php-symfony-lock are not installed');
+<?php if (!is_file('/usr/share/php/Illuminate/Cache/autoload.php') && !is_file('/usr/share/php/Symfony/Component/Lock/autoload.php')) die('skip neither php-illuminate-cache nor php-symfony-lock is installed');
 --FILE--
 <?php
 // A class whose declaration does not match its parent is a compile-time fatal error that
@@ -19,6 +19,20 @@ foreach ($files as $file) {
         $names[] = $ns[1] . '\\' . $decl[1];
     }
 }
+// A system without one of the frameworks (Debian experimental has Symfony 8, no Laravel)
+// checks the other's adapters.
+$absent = array_filter([
+    'Ephpm\\Laravel\\' => !is_file('/usr/share/php/Illuminate/Cache/autoload.php'),
+    'Ephpm\\Symfony\\' => !is_file('/usr/share/php/Symfony/Component/Lock/autoload.php'),
+]);
+$names = array_filter($names, function ($name) use ($absent) {
+    foreach (array_keys($absent) as $prefix) {
+        if (str_starts_with($name, $prefix)) {
+            return false;
+        }
+    }
+    return true;
+});
 sort($names);
 // Every framework autoloader Debian installed: the adapters' parents come from several.
 $load = <<<'PHP'
@@ -39,7 +53,7 @@ foreach ($names as $name) {
         echo "$name: ", strtok($said, "\n"), "\n";
     }
 }
-echo count($names) > 60 ? "classes: many\n" : "classes: only " . count($names) . "\n";
+echo count($names) > 40 ? "classes: many\n" : "classes: only " . count($names) . "\n";
 echo "failed to load cleanly: $bad\n";
 ?>
 --EXPECT--
