@@ -125,7 +125,9 @@ unsafe extern "C" fn hide_value(entry: *mut zend_ini_entry, kind: c_int) {
     const DISPLAY_ORIG: c_int = 1;
     // SAFETY: PHP passes a live entry (above).
     let e = unsafe { &*entry };
-    let value = if kind == DISPLAY_ORIG && e.modified != 0 {
+    // `modified` is a zend_uchar up to PHP 8.5 and a bool from 8.6: its default (0,
+    // false) is "not modified" in both.
+    let value = if kind == DISPLAY_ORIG && e.modified != Default::default() {
         e.orig_value
     } else {
         e.value
