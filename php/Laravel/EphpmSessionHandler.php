@@ -5,6 +5,8 @@ namespace Ephpm\Laravel;
 use Closure;
 use Ephpm\SessionHandler;
 use SessionHandlerInterface;
+use SessionIdInterface;
+use SessionUpdateTimestampHandlerInterface;
 
 /**
  * Laravel's session handler on ephpm: Ephpm\SessionHandler's locking (read takes the
@@ -22,7 +24,7 @@ use SessionHandlerInterface;
  *   that it never overwrites another request's update.
  * - Warnings go to Laravel's logger: Laravel turns an E_WARNING into an exception.
  */
-final class EphpmSessionHandler implements SessionHandlerInterface
+final class EphpmSessionHandler implements SessionHandlerInterface, SessionIdInterface, SessionUpdateTimestampHandlerInterface
 {
     /** The id whose read failed: its write is refused. */
     private ?string $unread = null;
@@ -45,6 +47,28 @@ final class EphpmSessionHandler implements SessionHandlerInterface
     {
         $this->locked = null;
         return $this->handler->close();
+    }
+
+    /**
+     * A new id from ephpm's handler. Laravel makes its own ids; PHP's session module asks
+     * a handler used with session_set_save_handler() (PHP 8.6 warns when a handler has
+     * neither this nor validateId()).
+     */
+    public function create_sid(): string
+    {
+        return $this->handler->create_sid();
+    }
+
+    /** Whether a session of that id exists (session.use_strict_mode asks). */
+    public function validateId($id): bool
+    {
+        return $this->handler->validateId((string) $id);
+    }
+
+    /** PHP's lazy write of an unchanged session: a write, so that its lock goes too. */
+    public function updateTimestamp($id, $data): bool
+    {
+        return $this->write($id, $data);
     }
 
     public function read($id): string|false
