@@ -30,8 +30,9 @@ record() {
     rm -f "$out"
 }
 shell_results() { grep -E '^[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed' | sed "s/^/${system:+$system-}/"; }
-# A system's own summary lines are already named; its failures are under its name.
-system_results() { grep -E '^[a-z0-9]+-[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed'; }
+# A system's summary lines are already named NAME-suite (its suites' own lines, which
+# reach here too, are not: each counts once); its failures are under its name.
+system_results() { grep -E "^$name-[a-z0-9-]+: [0-9]+ passed, [0-9]+ failed"; }
 
 # run_suites SUITE...: each a script of this folder and its arguments after the .so.
 run_suites() {
