@@ -4,9 +4,10 @@
 #   php-tests/harness/system.sh make NAME        builds target/systems/NAME/root (once)
 #   php-tests/harness/system.sh run NAME CMD...  runs CMD in it, as root
 # The system is made by debootstrap from the mirror this machine's apt uses, checked
-# against Debian's archive keyring, and kept while its .conf is unchanged (a stamp holds
-# the hash of its .conf and packages.conf); `make clean` removes it. CMD runs in a mount namespace of its own
-# (its mounts vanish with it, whatever kills it) with /proc, /dev and an empty /tmp,
+# against Debian's archive keyring, and kept while its .conf and packages.conf are
+# unchanged (a stamp holds their hash); `make clean` removes it. CMD runs in a mount
+# namespace of its own (its mounts vanish with it, whatever kills it, so removing the
+# folder never reaches through a bind mount) with /proc, /dev and an empty /tmp,
 # and this tree, cargo and rustup bound at the same paths as here, so that a path means
 # the same inside and out and the build reuses this machine's toolchain and crates.
 set -euo pipefail
@@ -52,7 +53,7 @@ make_system() {
     sysroot="$sysroot.tmp" run_in apt-get update -qq
     local pkgs="" p
     for p in $php_packages; do pkgs="$pkgs $p/${php_from:-${first}}"; done
-    # What php_first installs is held there, so that a package_release never replaces it.
+    # What php_first installs is held there, so that packages_release never replaces it.
     # shellcheck disable=SC2086 # package lists are words
     [ -z "${php_first:-}" ] || { sysroot="$sysroot.tmp" run_in apt-get install -y -qq --no-install-recommends $php_first \
         && sysroot="$sysroot.tmp" run_in apt-mark hold ${php_first%%/*}; } > "$dir/install.log" 2>&1
