@@ -1,5 +1,5 @@
 --TEST--
-Laravel (Debian's illuminate 8.83): EphpmServiceProvider registers the cache driver and the session driver; put/get/increment/forget work; four processes racing Cache::lock('x')->get() never run two at once; block() is woken by the release; a session round trip through Laravel's session Store
+Laravel (Debian's illuminate, 8.83 to 13): EphpmServiceProvider registers the cache driver and the session driver; put/get/increment/forget work; four processes racing Cache::lock('x')->get() never run two at once; block() is woken by the release; a session round trip through Laravel's session Store
 --EXTENSIONS--
 ephpm
 pcntl

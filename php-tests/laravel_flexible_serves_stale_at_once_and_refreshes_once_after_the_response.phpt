@@ -1,5 +1,5 @@
 --TEST--
-Laravel: Cache::flexible($key, [$fresh, $stale], $callback) (Laravel 11's signature, here on 8.83): a fresh value is served; a stale one is served at once to 8 racing processes while exactly one refresh runs, after its process has answered; past the stale window the value is computed again; forget() removes it
+Laravel: Cache::flexible($key, [$fresh, $stale], $callback) (Laravel 11's, on Laravel 8.83 to 13): a fresh value is served; a stale one is served at once to 8 racing processes while exactly one refresh runs, after its process has answered; past the stale window the value is computed again; forget() removes it
 --EXTENSIONS--
 ephpm
 pcntl

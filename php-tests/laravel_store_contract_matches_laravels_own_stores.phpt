@@ -1,5 +1,5 @@
 --TEST--
-Laravel (a real Illuminate\Foundation\Application, Debian's 8.83): the ephpm store keeps the contract of Laravel's own stores, a row each: add() atomic (8 processes x 50 rounds, one winner each; with and without a TTL), many/putMany, increment/decrement (missing key, non-integer, overflow: false, never an uncaught error), forget() says whether it deleted (KeyForgotten only then), forever(), touch() (Laravel 13's: a new lifetime for a key that exists, false for one that does not), flush() removes only its own prefix (sessions and other stores survive), a store's own dsn, block() woken on a store that is not the default one
+Laravel (a real Illuminate\Foundation\Application, Debian's 8.83 to 13): the ephpm store keeps the contract of Laravel's own stores, a row each: add() atomic (8 processes x 50 rounds, one winner each; with and without a TTL), many/putMany, increment/decrement (missing key, non-integer, overflow: false, never an uncaught error), forget() says whether it deleted (KeyForgotten only then), forever(), touch() (Laravel 13's: a new lifetime for a key that exists, false for one that does not), flush() removes only its own prefix (sessions and other stores survive), a store's own dsn, block() woken on a store that is not the default one
 --EXTENSIONS--
 ephpm
 pcntl

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A real Laravel 8.83 application (php-tests/laravel-app, Debian's php-laravel-framework)
+# A real Laravel application (php-tests/laravel-app, Debian's php-laravel-framework: 8.83 here, 10 and 13 in php-tests/systems)
 # on ephpm's cache and session drivers, served by real php-fpm (20 static workers on a
 # unix socket in a temporary folder) driven with cgi-fcgi, plus CLI processes of the same
 # application (forked racers, a long-running kernel loop).
