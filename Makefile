@@ -232,6 +232,7 @@ prove-tests-can-fail: deps
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
 		php-tests/redis_fleet_of_4_hosts_computes_a_cold_key_once.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	! cargo test --release --target-dir target/broken --no-default-features --features node,lru-only-eviction --test shm_eviction_order
+	! cargo test --release --target-dir target/broken --no-default-features --features node,coarse-expiry --test shm_semantics a_ttl_of_one_ms_is_gone_two_ms_later
 	cargo build --release --features lru-only-eviction --target-dir target/broken
 	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \

@@ -265,6 +265,21 @@ fn expire_and_ttl() {
     assert_eq!(s.ttl(b"x").unwrap(), KeyTtl::Persistent);
 }
 
+/// On the kernel's clock (read coarse, a tick of 1–4 ms), an entry with a TTL of 1 ms
+/// is gone for every read 2 ms later, as Redis' `SET … PX 1` is (Redis' own test of
+/// GETEX checks it).
+#[test]
+fn a_ttl_of_one_ms_is_gone_two_ms_later() {
+    let (_d, s) = store(4 * MB);
+    for i in 0..50 {
+        s.set(b"short", Value::Int(i), Some(Duration::from_millis(1)))
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(get(&s, b"short").is_none(), "round {i}: still there");
+        assert!(!s.exists(b"short").unwrap(), "round {i}");
+    }
+}
+
 /// clear with a prefix removes only that prefix's keys; without, everything.
 #[test]
 fn clear_by_prefix_and_all() {
