@@ -188,6 +188,66 @@ fn watch_sees_a_php_write_and_exec_applies_the_queue() {
     );
 }
 
+/// What a server's own test suite sends before each block (Redis 8.0: SCRIPT FLUSH,
+/// CONFIG RESETSTAT, CONFIG GET *) is answered, and an encoding setting CONFIG SET takes
+/// is shown by CONFIG GET; every other setting is refused and stays as it was.
+#[test]
+fn resetstat_zeroes_infos_counters_and_only_encoding_settings_are_taken() {
+    let server = Server::start(&[]);
+    let mut c = server.client();
+    let stat = |c: &mut Client, name: &str| -> u64 {
+        let Reply::Bulk(Some(info)) = c.call(&["INFO", "stats"]) else {
+            panic!("INFO")
+        };
+        let info = String::from_utf8(info).unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:")))
+            .unwrap_or_else(|| panic!("{name} in {info}"))
+            .parse()
+            .unwrap()
+    };
+    c.call(&["SET", "k", "v"]);
+    c.call(&["GET", "k"]);
+    c.call(&["GET", "missing"]);
+    assert!(stat(&mut c, "keyspace_hits") >= 1);
+    assert!(stat(&mut c, "total_commands_processed") >= 3);
+    assert_eq!(c.call(&["SCRIPT", "FLUSH"]), Reply::ok());
+    assert_eq!(c.call(&["CONFIG", "RESETSTAT"]), Reply::ok());
+    assert_eq!(stat(&mut c, "keyspace_hits"), 0);
+    assert_eq!(stat(&mut c, "keyspace_misses"), 0);
+    let since = stat(&mut c, "total_commands_processed");
+    assert!(since <= 4, "only RESETSTAT and the INFOs since: {since}");
+    c.call(&["GET", "k"]);
+    assert_eq!(stat(&mut c, "keyspace_hits"), 1);
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "list-max-listpack-size", "-1"]),
+        Reply::ok()
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "list-max-listpack-size"]),
+        Reply::Array(Some(vec![
+            Reply::bulk("list-max-listpack-size"),
+            Reply::bulk("-1")
+        ]))
+    );
+    assert!(c.call(&["CONFIG", "SET", "maxclients", "1"]).is_error());
+    assert!(
+        c.call(&["CONFIG", "SET", "list-max-listpack-size", "5", "hz", "100"])
+            .is_error()
+    );
+    assert_eq!(
+        c.call(&["CONFIG", "GET", "list-max-listpack-size"]),
+        Reply::Array(Some(vec![
+            Reply::bulk("list-max-listpack-size"),
+            Reply::bulk("-1")
+        ])),
+        "a refused CONFIG SET changes nothing"
+    );
+    assert!(
+        matches!(c.call(&["CONFIG", "GET", "maxclients"]), Reply::Array(Some(v)) if v[1] != Reply::bulk("1"))
+    );
+}
+
 #[test]
 fn published_messages_reach_subscribers() {
     let server = Server::start(&[]);

@@ -69,6 +69,20 @@ pub struct Counters {
     /// Commands of connections that have closed (the open ones count their own).
     pub commands_of_closed: AtomicU64,
     pub auth_failures: AtomicU64,
+    /// What INFO's counters stood at when CONFIG RESETSTAT last ran: the store's figures
+    /// are shared with every PHP process of the host and are not this server's to zero,
+    /// so INFO shows them as counted since then.
+    pub reset_at: Mutex<ResetAt>,
+}
+
+/// The figures INFO subtracts (see `Counters::reset_at`).
+#[derive(Default, Clone, Copy)]
+pub struct ResetAt {
+    pub commands: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    pub expirations: u64,
 }
 
 pub struct Server {
@@ -83,6 +97,8 @@ pub struct Server {
     pub hub: Hub,
     /// Where the server listens, for INFO.
     pub listening: Vec<String>,
+    /// The encoding settings CONFIG SET was given (see `commands::info::ENCODINGS`).
+    pub encodings: Mutex<HashMap<&'static str, Vec<u8>>>,
     clients: Mutex<HashMap<u64, Arc<Client>>>,
     /// Who WATCHes each watched key.
     watching: Mutex<HashMap<Vec<u8>, Vec<Arc<Client>>>>,
@@ -101,6 +117,7 @@ impl Server {
             counters: Counters::default(),
             hub: Hub::default(),
             listening: Vec::new(),
+            encodings: Mutex::new(HashMap::new()),
             clients: Mutex::new(HashMap::new()),
             watching: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(1),
@@ -175,6 +192,26 @@ impl Server {
     /// The connected clients, by id.
     pub fn clients(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Client>>> {
         lock(&self.clients)
+    }
+
+    /// CONFIG RESETSTAT: INFO's counters start again from zero (the store's own figures,
+    /// which `ephpm status` and the metrics show, are left as they are).
+    pub fn reset_stats(&self, stats: &crate::store::Stats) {
+        let c = &self.counters;
+        for n in [
+            &c.connections_received,
+            &c.rejected_connections,
+            &c.auth_failures,
+        ] {
+            n.store(0, Ordering::Relaxed);
+        }
+        *lock(&c.reset_at) = ResetAt {
+            commands: self.commands_processed(),
+            hits: stats.hits,
+            misses: stats.misses,
+            evictions: stats.evictions,
+            expirations: stats.expirations,
+        };
     }
 
     /// Commands run since the server started.

@@ -18,6 +18,7 @@ pub const COMMANDS: &[Spec] = &[
     plain("config", -2, 0, config),
     plain("time", 1, 0, time),
     plain("function", -2, 0, function),
+    plain("script", -2, 0, script),
 ];
 
 /// The INFO sections, in Redis' order; the last is only in `all` and `everything`.
@@ -72,7 +73,7 @@ fn section_text(server: &Server, section: &str, stats: &crate::store::Stats, out
     let _ = match section {
         "server" => write!(
             out,
-            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nephpm_version:{}\r\nephpm_store:{}\r\nos:{} {}\r\narch_bits:64\r\nprocess_id:{}\r\ntcp_port:0\r\nlistening:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n",
+            "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_mode:standalone\r\nephpm_version:{}\r\nephpm_store:{}\r\nos:{} {}\r\narch_bits:64\r\nprocess_id:{}\r\ntcp_port:0\r\nlistening:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n",
             env!("CARGO_PKG_VERSION"),
             server.store.describe(),
             std::env::consts::OS,
@@ -96,20 +97,23 @@ fn section_text(server: &Server, section: &str, stats: &crate::store::Stats, out
             stats.memory_size,
             human(stats.memory_size),
         ),
-        "stats" => write!(
-            out,
-            "# Stats\r\ntotal_connections_received:{}\r\nrejected_connections:{}\r\ntotal_commands_processed:{}\r\nauth_failures:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n",
-            c.connections_received.load(Relaxed),
-            c.rejected_connections.load(Relaxed),
-            server.commands_processed(),
-            c.auth_failures.load(Relaxed),
-            stats.hits,
-            stats.misses,
-            stats.evictions,
-            stats.expirations,
-            server.hub.channels(None).len(),
-            server.hub.numpat(),
-        ),
+        "stats" => {
+            let at = *crate::resp::lock(&c.reset_at);
+            write!(
+                out,
+                "# Stats\r\ntotal_connections_received:{}\r\nrejected_connections:{}\r\ntotal_commands_processed:{}\r\nauth_failures:{}\r\nkeyspace_hits:{}\r\nkeyspace_misses:{}\r\nevicted_keys:{}\r\nexpired_keys:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n",
+                c.connections_received.load(Relaxed),
+                c.rejected_connections.load(Relaxed),
+                server.commands_processed().saturating_sub(at.commands),
+                c.auth_failures.load(Relaxed),
+                stats.hits.saturating_sub(at.hits),
+                stats.misses.saturating_sub(at.misses),
+                stats.evictions.saturating_sub(at.evictions),
+                stats.expirations.saturating_sub(at.expirations),
+                server.hub.channels(None).len(),
+                server.hub.numpat(),
+            )
+        }
         "replication" => write!(
             out,
             "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n"
@@ -228,14 +232,61 @@ fn describe(ctx: &mut Ctx, s: &Spec) {
     r.int(s.keys.2.into());
 }
 
-/// CONFIG GET pattern… answers the settings clients probe; CONFIG SET and the rest are
-/// refused (the server's settings are its command line's).
+/// The settings by which Redis chooses how to encode small lists, hashes, sets, sorted
+/// sets and streams: types this server does not hold, so there is nothing for them to
+/// change. CONFIG SET takes them (and CONFIG GET shows what it took) instead of refusing
+/// them, so that a script or test suite that tunes them around its own work goes on.
+pub const ENCODINGS: &[&str] = &[
+    "list-max-listpack-size",
+    "list-max-ziplist-size",
+    "list-compress-depth",
+    "hash-max-listpack-entries",
+    "hash-max-listpack-value",
+    "hash-max-ziplist-entries",
+    "hash-max-ziplist-value",
+    "set-max-intset-entries",
+    "set-max-listpack-entries",
+    "set-max-listpack-value",
+    "zset-max-listpack-entries",
+    "zset-max-listpack-value",
+    "zset-max-ziplist-entries",
+    "zset-max-ziplist-value",
+    "stream-node-max-bytes",
+    "stream-node-max-entries",
+];
+
+/// CONFIG GET pattern… answers the settings clients probe; CONFIG RESETSTAT zeroes INFO's
+/// counters (Redis' own test suite sends one before every block since Redis 7.2); CONFIG
+/// SET takes only `ENCODINGS`, and it and REWRITE refuse the rest (the server's settings
+/// are its command line's).
 fn config(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
     let sub = a[1].to_ascii_uppercase();
     match sub.as_slice() {
+        b"SET" if a.len() >= 4 && a.len() % 2 == 0 => {
+            let mut taken = Vec::new();
+            for pair in a[2..].chunks(2) {
+                let name = pair[0].to_ascii_lowercase();
+                match ENCODINGS.iter().find(|e| e.as_bytes() == name.as_slice()) {
+                    Some(e) => taken.push((*e, pair[1].to_vec())),
+                    None => {
+                        return Err(err(format!(
+                            "ERR CONFIG SET {} is not supported: ephpm-resp takes its settings from its command line",
+                            String::from_utf8_lossy(pair[0])
+                        )));
+                    }
+                }
+            }
+            crate::resp::lock(&ctx.server.encodings).extend(taken);
+            ctx.conn.reply.ok();
+            Ok(())
+        }
         b"GET" if a.len() > 2 => {
             let size = ctx.server.call(|s| s.stats())?.memory_size;
             let s = &ctx.server.settings;
+            let encodings = crate::resp::lock(&ctx.server.encodings).clone();
+            let taken = encodings
+                .iter()
+                .map(|(n, v)| (*n, String::from_utf8_lossy(v).into_owned()));
             let settings = [
                 ("databases", "1".to_string()),
                 ("maxmemory", size.to_string()),
@@ -250,6 +301,7 @@ fn config(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
                 ("appendonly", "no".into()),
                 ("cluster-enabled", "no".into()),
             ];
+            let settings: Vec<_> = settings.into_iter().chain(taken).collect();
             let found: Vec<_> = settings
                 .iter()
                 .filter(|(name, _)| {
@@ -265,7 +317,18 @@ fn config(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
             }
             Ok(())
         }
-        b"SET" | b"RESETSTAT" | b"REWRITE" => Err(err(format!(
+        b"RESETSTAT" if a.len() == 2 => {
+            let stats = ctx.server.call(|s| s.stats())?;
+            ctx.server.reset_stats(&stats);
+            for e in all() {
+                for n in [&e.calls, &e.failed, &e.rejected] {
+                    n.store(0, Relaxed);
+                }
+            }
+            ctx.conn.reply.ok();
+            Ok(())
+        }
+        b"SET" | b"REWRITE" => Err(err(format!(
             "ERR CONFIG {} is not supported: ephpm-resp takes its settings from its command line",
             String::from_utf8_lossy(&sub)
         ))),
@@ -280,6 +343,16 @@ fn function(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
         b"FLUSH" if a.len() <= 3 => ctx.conn.reply.ok(),
         b"LIST" => ctx.conn.reply.array(0),
         _ => return Err(unknown_subcommand("function", a[1])),
+    }
+    Ok(())
+}
+
+/// SCRIPT FLUSH [ASYNC|SYNC]: no scripts run here (EVAL is not served), so a flush has
+/// nothing to do (Redis' own test suite sends one before every block since Redis 7.2).
+fn script(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
+    match a[1].to_ascii_uppercase().as_slice() {
+        b"FLUSH" if a.len() <= 3 => ctx.conn.reply.ok(),
+        _ => return Err(unknown_subcommand("script", a[1])),
     }
     Ok(())
 }

@@ -24,6 +24,8 @@ pub const COMMANDS: &[Spec] = &[
 
 fn multi(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
     if ctx.conn.multi.is_some() {
+        // Refused, and the transaction stays as it was, as Redis does (Redis 8.0's own
+        // test runs EXEC after it; Valkey 8.1 aborts the transaction instead).
         return Err(err("ERR MULTI calls can not be nested"));
     }
     ctx.conn.multi = Some(Vec::new());
