@@ -15,7 +15,16 @@ if [ "${2:-}" = valkey ]; then
     export EPHPM_REDIS_SERVER=valkey-server; label=phpt-valkey
 fi
 start_redis "$dir"
-# Which compare-and-delete the store found on this server (DELEX on Redis 8.4+,
-# DELIFEQ on Valkey 9, Lua before), as php --ri says it.
-echo "$label: $(php -n -d "extension=$so" -d "ephpm.dsn=unix://$dir/redis.sock" --ri ephpm | grep -o 'compare-and-delete by [^,]*')"
+# The compare-and-delete the store must find on this server, by its version: DELEX on
+# Redis 8.4 and later, DELIFEQ on Valkey 9 and later, Lua before; php --ri says which.
+server_version=$("${EPHPM_REDIS_SERVER:-redis-server}" --version | sed -n 's/.* v=\([0-9]*\.[0-9]*\).*/\1/p')
+at_least() { [ "$(printf '%s\n' "$1" "$2" | sort -V | head -n 1)" = "$2" ]; }
+case ${EPHPM_REDIS_SERVER:-redis-server} in
+    redis-server) at_least "$server_version" 8.4 && native="DELEX IFEQ" || native=Lua ;;
+    valkey-server) at_least "$server_version" 9.0 && native=DELIFEQ || native=Lua ;;
+esac
+passed=0 failed=0 skipped=0
+check "on ${EPHPM_REDIS_SERVER:-redis-server} $server_version php --ri says compare-and-delete by $native" "compare-and-delete by $native" \
+    "$(php -n -d "extension=$so" -d "ephpm.dsn=unix://$dir/redis.sock" --ri ephpm | grep -o 'compare-and-delete by [^,(]*' | sed 's/ *$//')"
+summary "$label-native"
 run_generic_phpts "$so" "$label" "unix://$dir/redis.sock?"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Redis' own Tcl test suite (from the redis 7.0 source package Debian ships) in its
-# external-server mode against ephpm-resp on a loopback port: the units of the commands
-# ephpm serves. Each test the runner reports is one line here: "ok - UNIT: NAME",
-# "FAIL - UNIT: NAME" (with the runner's first lines of why), "skip - UNIT: NAME (why)".
-#   php-tests/harness/redis-tcl-suite.sh [ignored: the .so test-all.sh passes]
-# The server is target/release/ephpm-resp (build it first). REDIS_TCL_SRC=DIR runs another
-# copy of the redis source tree (by default target/redis-src/redis-7.0.*, fetched once
-# with `apt-get source redis`, download and unpack only, and reused).
+# A server's own Tcl test suite (Redis', from the installed redis-server's source
+# package; with "valkey", Valkey's, from valkey-server's) in its external-server mode
+# against ephpm-resp on a loopback port: the units of the commands ephpm serves. Each
+# test the runner reports is one line here: "ok - UNIT: NAME", "FAIL - UNIT: NAME" (with
+# the runner's first lines of why), "skip - UNIT: NAME (why)". Debian 12 runs Redis 7.0's;
+# the systems of php-tests/systems run Redis 8.0's and Valkey 8.1's and 9.1's.
+#   php-tests/harness/redis-tcl-suite.sh SO [redis|valkey]   (SO: ignored, as test-all.sh passes it)
+# The server is target/release/ephpm-resp (build it first). REDIS_TCL_SRC=DIR runs
+# another copy of a source tree (by default target/server-src/PACKAGE-VERSION, fetched
+# once, see server_source below, and reused).
 #
 # What is out of scope is decided by one rule, not test by test:
 #  1. the suite's own tags: tests tagged needs:debug, needs:repl, needs:save,
@@ -17,8 +19,8 @@
 #  2. the commands a test sends: a pre-pass (Tcl, below) reads every test's body and
 #     the helper procs it calls (transitively, from tests/support, test_helper.tcl and
 #     the unit), finds each Redis command sent through `r`, `r N`, `R N` or a variable
-#     holding a client, and excludes the test (--skipfile) if one is a Redis 7.0 command
-#     (src/commands/*.json) outside the issue's list — lists, hashes, sets, sorted sets,
+#     holding a client, and excludes the test (--skipfile) if one is a command of the
+#     suite's server (its src/commands/*.json) outside the issue's list — lists, hashes, sets, sorted sets,
 #     streams, DEBUG/OBJECT/MEMORY, SCRIPT/EVAL, RENAME/COPY/MOVE/SWAPDB/DUMP, bit
 #     commands, LCS, PUBSUB introspection, CONFIG other than GET, CLIENT other than
 #     SETNAME/GETNAME/ID/INFO/LIST/SETINFO/KILL, COMMAND other than COUNT/DOCS/INFO,
@@ -26,9 +28,10 @@
 #     test of the unknown-command error) do not exclude; "r $cmd" in a test of a literal
 #     `foreach cmd {...}` loop is judged per value; a test "NAME (2)" goes with NAME
 #     (it reads what NAME wrote).
-# Nothing of the suite is edited: Redis 7.0's external mode sends FLUSHALL and FUNCTION
-# FLUSH before each server block and `DEBUG LOG` (errors ignored) before each test, so
-# the server must answer FUNCTION FLUSH (with no functions, +OK) for any unit to run.
+# Nothing of the suite is edited: the external mode sends FLUSHALL and FUNCTION FLUSH
+# (Redis 8.0 also SCRIPT FLUSH, CONFIG RESETSTAT and CONFIG GET *) before each server
+# block and `DEBUG LOG` (errors ignored) before each test, so the server must answer
+# those for any unit to run.
 # Runner options: --singledb (no SELECT 9), --ignore-encoding and --ignore-digest (no
 # OBJECT ENCODING or DEBUG DIGEST), --durable (an unexpected error reply fails its test
 # instead of aborting the unit), one unit per run (an exception ends only its unit).
@@ -37,6 +40,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$here/lib.sh"
 server="$root/target/release/ephpm-resp"
+# Whose suite: redis (redis-server's source package) or valkey (valkey-server's).
+family=${2:-redis}
+case $family in
+    redis|valkey) server_pkg=$family-server; label=$family-tcl ;;
+    *) echo "usage: $0 SO [redis|valkey]" >&2; exit 2 ;;
+esac
 units="unit/type/string unit/type/incr unit/expire unit/keyspace unit/scan unit/protocol
        unit/quit unit/info-command unit/auth unit/pubsub unit/multi"
 deny="-needs:debug -needs:repl -needs:save -needs:config-maxmemory -needs:config-resetstat
@@ -51,23 +60,42 @@ cleanup() {
 trap cleanup EXIT
 
 for tool in tclsh redis-cli; do
-    command -v "$tool" >/dev/null || { skip "$tool is not installed (packages tcl, redis-tools)"; summary redis-tcl; exit 0; }
+    command -v "$tool" >/dev/null || { skip "$tool is not installed (packages tcl, redis-tools)"; summary "$label"; exit 0; }
 done
-[ -x "$server" ] || { skip "$server is not built"; summary redis-tcl; exit 0; }
+[ -x "$server" ] || { skip "$server is not built"; summary "$label"; exit 0; }
 
-# The source, once: apt-get source downloads (as _apt where it can) and dpkg-source
-# unpacks with Debian's patches applied; nothing is built, the suite needs no binaries.
+# The source, once per version, in target/server-src/PACKAGE-VERSION: the installed
+# server's own source package (`apt-get source`, download and unpack only, Debian's
+# patches applied); where the mirror serves only the upstream tarball of a source
+# package (Debian 13's redis and valkey: their .dsc answers 404), that tarball, which
+# holds the same tests/ without Debian's patches. Nothing is built: the suite needs no
+# binaries of the server's.
+server_source() {
+    local pkg=$1 version dir work uri
+    version=$(dpkg-query -W -f='${source:Version}' "$server_pkg" 2>/dev/null)
+    [ -n "$version" ] || { echo "$server_pkg is not installed"; return 1; }
+    dir="$root/target/server-src/$pkg-${version//[:~]/_}"
+    [ -d "$dir" ] && { echo "$dir"; return 0; }
+    command -v dpkg-source >/dev/null || { echo "dpkg-source is not installed (dpkg-dev)"; return 1; }
+    apt-cache showsrc "$pkg" 2>/dev/null | grep -q '^Version:' || { add_deb_src; apt-get update -qq; }
+    work=$(mktemp -d "$root/target/server-src.XXXXXX")
+    chmod 755 "$work"   # apt's _apt user downloads into it
+    if (cd "$work" && apt-get source --download-only -qq "$pkg=$version" >/dev/null 2>&1 \
+            && dpkg-source -x ./*.dsc src >/dev/null 2>&1); then
+        :
+    else
+        uri=$(apt-get source --print-uris -qq "$pkg=$version" 2>/dev/null \
+            | sed -n "s/^'\([^']*\.orig\.tar\.[a-z0-9]*\)'.*/\1/p" | head -n 1)
+        [ -n "$uri" ] && /usr/lib/apt/apt-helper download-file "$uri" "$work/orig.tar" >/dev/null 2>&1 \
+            && mkdir "$work/x" && tar -xf "$work/orig.tar" -C "$work/x" \
+            && mv "$work/x/"* "$work/src" \
+            || { rm -rf "$work"; echo "neither apt-get source $pkg=$version nor its upstream tarball could be had"; return 1; }
+    fi
+    mkdir -p "$root/target/server-src" && mv "$work/src" "$dir" && rm -rf "$work" && echo "$dir"
+}
 src=${REDIS_TCL_SRC:-}
 if [ -z "$src" ]; then
-    src=$(ls -d "$root"/target/redis-src/redis-7.0.*/ 2>/dev/null | head -n 1)
-    if [ -z "$src" ]; then
-        command -v dpkg-source >/dev/null || { skip "dpkg-source is not installed (dpkg-dev)"; summary redis-tcl; exit 0; }
-        mkdir -p "$root/target/redis-src"
-        (cd "$root/target/redis-src" && apt-get source --download-only redis >/dev/null 2>&1 \
-            && dpkg-source -x redis_*.dsc >/dev/null) || { skip "apt-get source redis failed (deb-src lines?)"; summary redis-tcl; exit 0; }
-        src=$(ls -d "$root"/target/redis-src/redis-7.0.*/ 2>/dev/null | head -n 1)
-        [ -n "$src" ] || { skip "apt-get source redis brought no redis 7.0"; summary redis-tcl; exit 0; }
-    fi
+    src=$(server_source "$family") || { check "$family's test suite can be had ($src)" 0 1; summary "$label"; exit 1; }
 fi
 src=${src%/}
 
@@ -219,14 +247,23 @@ foreach u [lrange $argv 1 end] {
         # one test per value, each judged with the value in its name and body
         set vars [lsort -unique [regexp -all -inline {\$\w+} $rw]]; set var [lindex $vars 0]
         set variants [list $rw $b]
-        if {[string index $rw 0] eq "\"" && [llength $vars] == 1 && [info exists loopvals([string range $var 1 end])]} {
+        set loopvar [string range $var 1 end]
+        if {[string index $rw 0] eq "\"" && [llength $vars] == 1 && [info exists loopvals($loopvar)]} {
             set variants {}
-            foreach val $loopvals([string range $var 1 end]) {
+            foreach val $loopvals($loopvar) {
                 lappend variants [string map [list $var $val] $rw] [string map [list $var $val] $b]
             }
+            # and the name as a pattern, judged without the loop's values: the variable
+            # may take others (a loop over an array, not this literal one), and a body
+            # whose own commands are out of scope is out whatever it is
+            lappend variants $rw $b
         }
         foreach {rw b} $variants {
-            set pairs [sent $b]
+            if {[regexp {\$\w} $rw]} {
+                set kept [array get loopvals]; array unset loopvals $loopvar
+                set pairs [sent $b]
+                array set loopvals $kept
+            } else { set pairs [sent $b] }
             foreach q [callees $b] { lappend pairs {*}$all($q) }
             set why [bad $pairs]
             if {$why ne ""} { set why "uses [string toupper $why]" }
@@ -287,7 +324,7 @@ while {[gets stdin line] >= 0} {
 }
 flush_fail
 TCL
-(cd "$src/tests" && tclsh "$tmp/scope.tcl" . $units) >"$tmp/excluded.tsv" || { check "the exclusion pre-pass runs" 0 1; summary redis-tcl; exit 1; }
+(cd "$src/tests" && tclsh "$tmp/scope.tcl" . $units) >"$tmp/excluded.tsv" || { check "the exclusion pre-pass runs" 0 1; summary "$label"; exit 1; }
 cut -f2 "$tmp/excluded.tsv" >"$tmp/skipfile"
 
 port=$((20000 + RANDOM % 20000))
@@ -296,10 +333,13 @@ setsid "$server" --store "$store" --no-socket --tcp "127.0.0.1:$port" --allow-in
 pid=$!
 for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 
+# Valkey 9's runner will not start unless a server binary is where it looks (it starts
+# none in external mode: the tests that would are tagged external:skip).
+mkdir "$tmp/bin" && ln -s "$server" "$tmp/bin/valkey-server" && ln -s "$(command -v redis-cli)" "$tmp/bin/valkey-cli"
 for unit in $units; do
     # TERM=dumb: no colours in the runner's report. 150 s a unit at most (the
     # expire unit's sleeps take about 30).
-    (cd "$src" && TERM=dumb timeout 150 ./runtest --host 127.0.0.1 --port "$port" --singledb \
+    (cd "$src" && VALKEY_BIN_DIR="$tmp/bin" TERM=dumb timeout 150 ./runtest --host 127.0.0.1 --port "$port" --singledb \
         --ignore-encoding --ignore-digest --durable --timeout 120 --tags "$deny" \
         --skipfile "$tmp/skipfile" --single "$unit") >"$tmp/run.out" 2>&1
     rc=$?
@@ -316,4 +356,4 @@ for unit in $units; do
     grep -qE '^\[(ok|err|skip|ignore|exception)\]' "$tmp/run.out" || { failed=$((failed + 1)); echo "FAIL - $unit: the runner reported nothing"; tail -n 5 "$tmp/run.out" | sed 's/^/#   /'; }
 done
 check "ephpm-resp still serves after the suite" PONG "$(redis-cli -p "$port" ping 2>&1)"
-summary redis-tcl
+summary "$label"

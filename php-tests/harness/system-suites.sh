@@ -21,4 +21,4 @@ if [ ! -d "$out/wordpress" ]; then
         && mv "$out/wordpress.tmp" "$out/wordpress" || fail "its wordpress package could not be unpacked"
 fi
 bash "$here/system.sh" run "$name" env EPHPM_WORDPRESS="$out/wordpress/usr/share/wordpress" \
-    bash "$here/test-all.sh" --system "$name" "$out/ephpm.so"
+    bash "$here/test-all.sh" --system "$name" ${EPHPM_MATRIX:+--matrix} "$out/ephpm.so"

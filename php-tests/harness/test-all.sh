@@ -9,9 +9,12 @@ root=$(cd "$here/../.." && pwd)
 # system's suites run, and each summary line is named NAME-suite.
 # With --systems "A B" (make test-matrix) the suites of Debian 12 are left out and only
 # those systems' run.
-system=""; only_systems=""
+# A system's matrix_run (suites that make test-matrix adds) runs too with --matrix after
+# --system, which system-suites.sh passes when EPHPM_MATRIX=1 (--systems sets it).
+system=""; only_systems=""; matrix=""
 [ "${1:-}" = --system ] && { system=$2; shift 2; }
-[ "${1:-}" = --systems ] && { only_systems=$2; shift 2; }
+[ "${1:-}" = --matrix ] && { matrix=1; shift; }
+[ "${1:-}" = --systems ] && { only_systems=$2; export EPHPM_MATRIX=1; shift 2; }
 so=$(realpath "$1")
 summaries=$(mktemp); failures=$(mktemp)
 trap 'rm -f "$summaries" "$failures"' EXIT
@@ -50,7 +53,7 @@ if [ -n "$system" ]; then
     # shellcheck source=../systems/newest.conf
     . "$root/php-tests/systems/$system.conf"
     echo "== system $system: $(php -r 'echo "PHP ", PHP_VERSION;')"
-    IFS=';' read -r -a listed <<< "$run"
+    IFS=';' read -r -a listed <<< "$run${matrix:+${matrix_run:+;$matrix_run}}"
     run_suites "${listed[@]}"
     cat "$summaries"
     [ -s "$failures" ] && { echo "== failed"; cat "$failures"; }
