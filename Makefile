@@ -27,7 +27,7 @@ INI_DIR   = /etc/php/$(PHP_VERSION)/mods-available
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
-.PHONY: deps demo-deps build extension binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean test-matrix
+.PHONY: docs deps demo-deps build extension binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean test-matrix
 
 # install_missing PACKAGES: apt-get installs those of them that are not installed, and
 # the build's toolchain must be there.
@@ -91,6 +91,15 @@ test: build
 # newest stack again, without Debian 12's suites; the last run is in bench/MATRIX.md.
 test-matrix: deps
 	bash php-tests/harness/test-all.sh --systems "newest trixie symfony8 php86" $(SO)
+
+# The documents as a book (docs/book.toml, docs/SUMMARY.md) in target/book, by mdBook
+# from the crate registry, installed once into target/tools. make test checks the
+# documents' links and runs their examples (php-tests/harness/docs-check.php).
+MDBOOK := target/tools/bin/mdbook
+docs: $(MDBOOK)
+	$(MDBOOK) build docs
+$(MDBOOK):
+	cargo install mdbook --locked --root target/tools
 
 # Everything built, the debootstrapped systems of php-tests/systems included. Their
 # mounts live in a mount namespace of each command's own, so none is left to remove.

@@ -41,6 +41,8 @@ install -D -m 0644 "$root/stubs/ephpm.stub.php" "$pkg/usr/share/ephpm/ephpm.stub
 # Composer (php/autoload.php).
 (cd "$root" && find php -type f ! -name composer.json -print0 | xargs -0 -I{} install -D -m 0644 {} "$pkg/usr/share/ephpm/{}")
 install -D -m 0644 "$root/README.md" "$pkg/usr/share/doc/ephpm/README.md"
+install -D -m 0644 "$root/CHANGELOG.md" "$pkg/usr/share/doc/ephpm/CHANGELOG.md"
+install -d "$pkg/usr/share/doc/ephpm/docs" && install -m 0644 "$root"/docs/*.md "$root"/docs/*.png "$pkg/usr/share/doc/ephpm/docs/"
 install -D -m 0644 "$here/copyright" "$pkg/usr/share/doc/ephpm/copyright"
 
 # The shared libraries the binaries need, as Debian's own packages compute them

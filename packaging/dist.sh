@@ -32,10 +32,11 @@ name=php_ephpm-${version}_php${php_version}-${arch}-${os}-${libc}${debug}${ts}.t
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 install -m 0755 "$so" "$stage/ephpm.so"
-install -m 0644 "$root/stubs/ephpm.stub.php" "$root/README.md" "$stage/"
+install -m 0644 "$root/stubs/ephpm.stub.php" "$root/README.md" "$root/CHANGELOG.md" "$stage/"
+install -d "$stage/docs" && install -m 0644 "$root"/docs/*.md "$root"/docs/*.png "$stage/docs/"
 out=$(mkdir -p "$out" && cd "$out" && pwd)
 # Reproducible: sorted names, fixed owner and times.
-tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - ephpm.so ephpm.stub.php README.md \
+tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -cf - ephpm.so ephpm.stub.php README.md CHANGELOG.md docs \
     | gzip -n -9 >"$out/$name"
 (cd "$out" && sha256sum "$name" >"$name.sha256")
 echo "$out/$name"

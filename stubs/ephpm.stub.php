@@ -51,7 +51,7 @@ namespace Ephpm {
          *        a Redis Cluster: `redis-cluster://[user:pass@]host[:port][,host[:port]…]`
          *        (any nodes as seeds, port 6379 by default; `?read_from=replica` sends the
          *        reads of get() and getMany() to replicas, which may lag: for a cache
-         *        DSN only, see README), `rediss-sentinel://…` and `rediss-cluster://…`
+         *        DSN only, see docs/fleet-redis.md), `rediss-sentinel://…` and `rediss-cluster://…`
          *        (TLS to every sentinel, master and node); the TLS schemes take
          *        `?ca=/path/ca.pem` (trust this CA instead of the system's) and
          *        `?cert=/path/client.pem&key=/path/client.key` (a client certificate);
@@ -61,7 +61,7 @@ namespace Ephpm {
          *        store `ephpm.store_name`) or `cluster://NAME`, with `?timeout=SECONDS`
          *        (default 3), `?prefix=STRING` and `?copies=sync|async` (`async`: a lock's
          *        owner answers before its replicas have their copies, so a lock taken
-         *        just before the owner dies may be lost; default `sync`; see README:
+         *        just before the owner dies may be lost; default `sync`; see docs/cluster.md:
          *        `ephpm.cluster.*`, "Locks without awaited copies"). Nothing
          *        connects until the first call. null means `ephpm.dsn`.
          * @param string $prefix Put before every key: two Kv with different prefixes

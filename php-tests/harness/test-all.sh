@@ -95,7 +95,7 @@ echo "== cargo test on cluster-async"
     --test locks --test memo --test session --test rwlock -- \
     --skip release_after_expiry --skip fences_increase --skip extend_by_token 2>&1 ) \
     | record "cargo test on cluster-async" cargo_results
-run_suites "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-redis-cluster.sh tls" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "deploy-suite.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh"
+run_suites "run-phpt.sh" "phpt-on-redis.sh" "phpt-on-redis-cluster.sh" "phpt-on-redis-cluster.sh tls" "phpt-on-cluster.sh" "fpm-suite.sh" "fpm-suite.sh redis" "fpm-suite.sh cluster" "fpm-pools.sh" "deploy-suite.sh" "laravel-suite.sh" "laravel-suite.sh redis" "symfony-suite.sh" "symfony-suite.sh redis" "symfony-cache-suite.sh" "symfony-cache-suite.sh redis" "user-suite.sh" "live-lock-suite.sh" "session-suite.sh" "profiler-suite.sh" "operator-suite.sh" "fuzz.sh" "wordpress-pages-suite.sh" "resp-suite.sh" "redis-tcl-suite.sh" "docs-suite.sh"
 fi
 # The newest stack (with --systems, those named): each built once in target/systems,
 # the extension built for its PHP, its suites run in it.

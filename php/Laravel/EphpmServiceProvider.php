@@ -23,7 +23,7 @@ use Illuminate\Support\ServiceProvider;
  * config/session.php: 'driver' => 'ephpm', and optionally
  *     'ephpm' => ['dsn' => null, 'prefix' => 'laravel_session:', 'locking' => true,
  *         'lock_ttl' => 0, 'lock_wait' => 30, 'lock_timeout' => 'warn'],
- * the `ephpm.session.*` settings (README); sessions live `session.lifetime` minutes.
+ * the `ephpm.session.*` settings (docs/laravel.md); sessions live `session.lifetime` minutes.
  * config/ephpm.php (published with --tag=ephpm-config): `web_user`, php-fpm's Unix user,
  * which cache:clear and the ephpm:* commands (stats, locks, clear) check they run as.
  */

@@ -18,7 +18,7 @@ use Symfony\Component\HttpKernel\Bundle\Bundle;
  * ephpm for Symfony 5.4+: `cache.adapter.ephpm` pools whose `provider` may be an ephpm
  * store, stampede protection (Ephpm\MemoLock) on every ephpm pool, lock.factory on
  * ephpm's locks, ephpm.session.handler, and the ephpm:stats, ephpm:clear and ephpm:locks
- * commands — all from the `ephpm:` config (see README.md, "Symfony in five lines").
+ * commands — all from the `ephpm:` config (see docs/symfony.md, "Symfony in five lines").
  */
 final class EphpmBundle extends Bundle
 {

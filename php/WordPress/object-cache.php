@@ -5,7 +5,7 @@
  *
  * Install: `ln -s /usr/share/ephpm/php/WordPress/object-cache.php wp-content/object-cache.php`
  * (or a copy, with EPHPM_WP_PATH naming this folder). Settings: see Config.php and the
- * README's "WordPress" section.
+ * docs/wordpress.md.
  *
  * The functions below are WordPress's object cache API (wp-includes/cache.php), each
  * handing over to $wp_object_cache, an Ephpm\WordPress\ObjectCache. They are defined only

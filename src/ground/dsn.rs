@@ -48,7 +48,7 @@ pub enum Dsn {
 /// lock operation) before it answers. Carried by each lock operation to the owner
 /// (`wire::Op`), so every process chooses for itself.
 ///
-/// What `Async` gives up is written in README.md ("Locks without awaited copies") and
+/// What `Async` gives up is written in docs/cluster.md ("Locks without awaited copies") and
 /// ARCHITECTURE.md §9.2: a lock taken or extended just before its
 /// owner dies may be lost (the replica that takes over never saw it, and another
 /// process may acquire it), as a Redis master's acknowledged `SET NX` may be lost in a

@@ -1,7 +1,7 @@
 //! A real Redis Cluster for the tests: three masters and a replica each (Debian's
 //! redis-server, `redis-cli --cluster create`), on loopback ports, in a private directory,
 //! never persisted, killed with the test binary. A node that stops answering is failed
-//! over after `NODE_TIMEOUT_MS`; `cluster-require-full-coverage no`, as the README
+//! over after `NODE_TIMEOUT_MS`; `cluster-require-full-coverage no`, as docs/fleet-redis.md
 //! advises, keeps the other masters' slots served meanwhile. `start_tls` starts the same
 //! cluster speaking TLS only (clients, cluster bus, replication), with a CA made for the
 //! test and a client certificate required (`common::tls`).

@@ -18,7 +18,7 @@ const QUEUED_COPIES: usize = 65_536;
 /// After a batch of async copies to a member, the next waits this long (the copies
 /// queued meanwhile go together). An idle member's first copy goes at once. The longest
 /// an async lock operation's copy waits for its batch under load, so what an owner's
-/// crash may lose (README, "Locks without awaited copies"): a millisecond is about a
+/// crash may lose (docs/cluster.md, "Locks without awaited copies"): a millisecond is about a
 /// Redis replica's lag, and enough to gather a serial client's next 5–10 operations
 /// (bench/RESULTS.md, where copies sent one by one held the cycle at 5–7× phpredis).
 const COPY_LINGER: Duration = Duration::from_millis(1);

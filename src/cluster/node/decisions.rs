@@ -122,7 +122,7 @@ impl Node {
                         | Op::RwLock { .. }
                 );
             let awaited = match op.copies() {
-                // `cluster://?copies=async` (README, "Locks without awaited
+                // `cluster://?copies=async` (docs/cluster.md, "Locks without awaited
                 // copies"): answered once this owner's copy is written. What
                 // an owner's crash may lose then is a lock taken or changed in the
                 // moments before it, which its replica never received: the replica

@@ -1,12 +1,12 @@
 //! The `redis://` and `unix://` backend: the `Store` trait on a Redis or Valkey server,
 //! for fleets that share one. No PHP here.
 //!
-//! - `value.rs`    typed values in Redis strings (integers stay INCRBY-able)
 //! - `keys.rs`     the DSN prefix, and the counter, channel and line named after a lock
 //! - `link.rs`     a connection to one server or to a Redis Cluster
 //! - `node.rs`     one cluster node's connection: counts what was sent, never resent
 //! - `queue.rs`    waiters of a lock in line: a release wakes one of them, not all
 //! - `rwlock.rs`   read/write locks: decided in Rust, swapped in by a script
+//! - `scan.rs`     `Store::scan`: SCAN, then each key's TTL, size and fence in one pipeline
 //! - `scripts.rs`  the atomic steps, and native compare-and-delete where the server has it
 //! - `target.rs`   which server: the DSN's, or the master Redis Sentinel names
 //! - `wakeups.rs`  the process's one subscriber, shared by every waiter

@@ -96,7 +96,7 @@ pub enum ShmError {
     #[error(
         "{path} is taken by uid {owner}, not a directory of this process's uid: another user \
          is squatting this user's name for its stores; have it removed (by root), or set \
-         ephpm.shm_dir to a directory only root creates entries in (README: How the store works)",
+         ephpm.shm_dir to a directory only root creates entries in (docs/how-the-store-works.md)",
         path = path.display()
     )]
     DirTaken { path: PathBuf, owner: u32 },

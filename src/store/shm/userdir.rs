@@ -25,7 +25,7 @@
 //! What a squatter can still do is deny the store (the error says so, with its uid): a
 //! name in a directory everybody may write can always be taken first. A host with local
 //! users it does not trust sets `ephpm.shm_dir` to a directory only root creates entries
-//! in, holding `ephpm-<uid>` directories root made for each pool user (README, "How the
+//! in, holding `ephpm-<uid>` directories root made for each pool user (docs/how-the-store-works.md, "How the
 //! store works").
 
 use std::io;
