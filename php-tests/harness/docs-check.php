@@ -1,5 +1,5 @@
 <?php
-// The documents checked as code is: every relative link of README.md, ARCHITECTURE.md,
+// The documents checked as code is: every relative link of README.md, ARCHITECTURE.md, SAFETY.md,
 // CHANGELOG.md, bench/*.md and docs/*.md reaches a file and, with #anchor, a heading of
 // it (GitHub's and mdBook's ids: lower case, punctuation dropped, spaces as hyphens);
 // docs/SUMMARY.md names every page of docs/; every ```php run block runs with the
@@ -56,7 +56,7 @@ function anchors(string $file): array
 }
 
 $documents = array_merge(
-    ["$root/README.md", "$root/ARCHITECTURE.md", "$root/CHANGELOG.md"],
+    ["$root/README.md", "$root/ARCHITECTURE.md", "$root/SAFETY.md", "$root/CHANGELOG.md"],
     glob("$root/bench/*.md"),
     glob("$root/docs/*.md"),
 );

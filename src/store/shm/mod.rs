@@ -1,7 +1,7 @@
 //! `shm://`: the host-wide store. One segment per (Unix user, store name), in the user's
 //! private directory under /dev/shm, mapped by every PHP process of that user; fixed
 //! shards, each with a robust process-shared lock, its own growing index and its own
-//! arena. See ARCHITECTURE.md §4 to §7.
+//! arena. See ARCHITECTURE.md §4 to §6, and SAFETY.md for crashes and repair.
 //!
 //! - `userdir.rs`  the user's private directory, found by owner
 //! - `segment.rs`  the file: create under flock, adopt, set aside only when unused, map
