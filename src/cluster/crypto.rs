@@ -100,11 +100,8 @@ fn next_nonce() -> [u8; 12] {
 
 /// 64 random bits from the kernel.
 pub fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    // SAFETY: getrandom writes at most `b.len()` bytes into the buffer it is given.
-    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    assert_eq!(n, 8, "getrandom failed");
-    u64::from_le_bytes(b)
+    // As `new_token`: getrandom(2) fails only on a kernel without it.
+    getrandom::u64().expect("getrandom(2) failed")
 }
 
 #[cfg(test)]
