@@ -4,21 +4,22 @@ use std::sync::atomic::Ordering;
 
 use subtle::ConstantTimeEq;
 
-use super::{
-    Ctx, Done, Fail, NOAUTH, NOQUEUE, PUBSUB, Spec, err, int, plain, syntax, unknown_subcommand,
-};
+use super::{Ctx, Done, Fail, Flags, Spec, err, int, plain, syntax, unknown_subcommand};
 use crate::resp::lock;
 use crate::resp::reply::Proto;
 
+/// QUIT and RESET run in any state of a connection: before AUTH, subscribed, inside MULTI.
+const ANY_STATE: Flags = Flags::NOAUTH.union(Flags::PUBSUB).union(Flags::NOQUEUE);
+
 pub const COMMANDS: &[Spec] = &[
-    plain("ping", -1, PUBSUB, ping),
-    plain("echo", 2, 0, echo),
-    plain("hello", -1, NOAUTH, hello),
-    plain("auth", -2, NOAUTH, auth),
-    plain("select", 2, 0, select),
-    plain("quit", -1, NOAUTH | PUBSUB | NOQUEUE, quit),
-    plain("reset", 1, NOAUTH | PUBSUB | NOQUEUE, reset),
-    plain("client", -2, 0, client),
+    plain("ping", -1, Flags::PUBSUB, ping),
+    plain("echo", 2, Flags::empty(), echo),
+    plain("hello", -1, Flags::NOAUTH, hello),
+    plain("auth", -2, Flags::NOAUTH, auth),
+    plain("select", 2, Flags::empty(), select),
+    plain("quit", -1, ANY_STATE, quit),
+    plain("reset", 1, ANY_STATE, reset),
+    plain("client", -2, Flags::empty(), client),
 ];
 
 fn ping(ctx: &mut Ctx, a: &[&[u8]]) -> Done {

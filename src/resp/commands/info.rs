@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::{Ctx, Done, NOAUTH, Spec, all, err, plain, unknown_subcommand};
+use super::{Ctx, Done, Flags, Spec, all, err, plain, unknown_subcommand};
 use crate::resp::glob;
 use crate::resp::server::Server;
 
@@ -13,12 +13,12 @@ use crate::resp::server::Server;
 pub const REDIS_VERSION: &str = "7.0.0";
 
 pub const COMMANDS: &[Spec] = &[
-    plain("info", -1, 0, info),
-    plain("command", -1, NOAUTH, command),
-    plain("config", -2, 0, config),
-    plain("time", 1, 0, time),
-    plain("function", -2, 0, function),
-    plain("script", -2, 0, script),
+    plain("info", -1, Flags::empty(), info),
+    plain("command", -1, Flags::NOAUTH, command),
+    plain("config", -2, Flags::empty(), config),
+    plain("time", 1, Flags::empty(), time),
+    plain("function", -2, Flags::empty(), function),
+    plain("script", -2, Flags::empty(), script),
 ];
 
 /// The INFO sections, in Redis' order; the last is only in `all` and `everything`.
@@ -212,15 +212,15 @@ fn describe(ctx: &mut Ctx, s: &Spec) {
     r.array(6);
     r.bulk(s.name.as_bytes());
     r.int(s.arity.into());
-    let mut flags = vec![if s.flags & super::WRITE != 0 {
+    let mut flags = vec![if s.flags.contains(Flags::WRITE) {
         "write"
     } else {
         "readonly"
     }];
-    if s.flags & NOAUTH != 0 {
+    if s.flags.contains(Flags::NOAUTH) {
         flags.push("noauth");
     }
-    if s.flags & super::PUBSUB != 0 {
+    if s.flags.contains(Flags::PUBSUB) {
         flags.push("pubsub");
     }
     r.set(flags.len());
@@ -358,9 +358,7 @@ fn script(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
 }
 
 fn time(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = crate::ground::wall::since_epoch();
     let r = &mut ctx.conn.reply;
     r.array(2);
     r.bulk(now.as_secs().to_string().as_bytes());

@@ -5,56 +5,68 @@
 use std::time::Duration;
 
 use super::strings::now_ms;
-use super::{Ctx, Done, Fail, Hold, Spec, WRITE, err, int, on_key, plain, syntax};
+use super::{Ctx, Done, Fail, Flags, Hold, Spec, err, int, on_key, plain, syntax};
 use crate::resp::glob;
 use crate::store::{KeyTtl, ScanEntry};
 
 pub const COMMANDS: &[Spec] = &[
     Spec {
         keys: (1, -1, 1),
-        ..on_key("del", -2, WRITE, Hold::Shared, del)
+        ..on_key("del", -2, Flags::WRITE, Hold::Shared, del)
     },
     Spec {
         keys: (1, -1, 1),
-        ..on_key("unlink", -2, WRITE, Hold::Shared, del)
+        ..on_key("unlink", -2, Flags::WRITE, Hold::Shared, del)
     },
     Spec {
         keys: (1, -1, 1),
-        ..on_key("exists", -2, 0, Hold::Shared, exists)
+        ..on_key("exists", -2, Flags::empty(), Hold::Shared, exists)
     },
-    on_key("type", 2, 0, Hold::Shared, kind),
-    on_key("expire", -3, WRITE, Hold::AloneIf(has_condition), expire),
-    on_key("pexpire", -3, WRITE, Hold::AloneIf(has_condition), pexpire),
+    on_key("type", 2, Flags::empty(), Hold::Shared, kind),
+    on_key(
+        "expire",
+        -3,
+        Flags::WRITE,
+        Hold::AloneIf(has_condition),
+        expire,
+    ),
+    on_key(
+        "pexpire",
+        -3,
+        Flags::WRITE,
+        Hold::AloneIf(has_condition),
+        pexpire,
+    ),
     on_key(
         "expireat",
         -3,
-        WRITE,
+        Flags::WRITE,
         Hold::AloneIf(has_condition),
         expireat,
     ),
     on_key(
         "pexpireat",
         -3,
-        WRITE,
+        Flags::WRITE,
         Hold::AloneIf(has_condition),
         pexpireat,
     ),
-    on_key("ttl", 2, 0, Hold::Shared, ttl),
-    on_key("pttl", 2, 0, Hold::Shared, pttl),
-    on_key("expiretime", 2, 0, Hold::Shared, expiretime),
-    on_key("pexpiretime", 2, 0, Hold::Shared, pexpiretime),
-    on_key("persist", 2, WRITE, Hold::Alone, persist),
-    plain("keys", 2, 0, keys),
-    plain("scan", -2, 0, scan),
-    plain("randomkey", 1, 0, randomkey),
-    plain("dbsize", 1, 0, dbsize),
+    on_key("ttl", 2, Flags::empty(), Hold::Shared, ttl),
+    on_key("pttl", 2, Flags::empty(), Hold::Shared, pttl),
+    on_key("expiretime", 2, Flags::empty(), Hold::Shared, expiretime),
+    on_key("pexpiretime", 2, Flags::empty(), Hold::Shared, pexpiretime),
+    on_key("persist", 2, Flags::WRITE, Hold::Alone, persist),
+    plain("keys", 2, Flags::empty(), keys),
+    plain("scan", -2, Flags::empty(), scan),
+    plain("randomkey", 1, Flags::empty(), randomkey),
+    plain("dbsize", 1, Flags::empty(), dbsize),
     Spec {
         hold: Hold::Alone,
-        ..plain("flushdb", -1, WRITE, flush)
+        ..plain("flushdb", -1, Flags::WRITE, flush)
     },
     Spec {
         hold: Hold::Alone,
-        ..plain("flushall", -1, WRITE, flush)
+        ..plain("flushall", -1, Flags::WRITE, flush)
     },
 ];
 
@@ -310,9 +322,7 @@ fn scan(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
 fn randomkey(ctx: &mut Ctx, _: &[&[u8]]) -> Done {
     let shards = ctx.server.call(|s| s.stats())?.shards.max(1);
     // Where to start is not a secret: the clock's nanoseconds spread it well enough.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos() as u64);
+    let nanos = u64::from(crate::ground::wall::since_epoch().subsec_nanos());
     let mut found = Vec::new();
     for start in [nanos % shards, 0] {
         let mut cursor = start;

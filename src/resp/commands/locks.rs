@@ -15,13 +15,13 @@
 //! (none by default). A token should be random, 16 bytes or more: it is what proves
 //! ownership.
 
-use super::{Ctx, Done, Hold, Spec, WRITE, on_key, positive_ttl};
+use super::{Ctx, Done, Flags, Hold, Spec, on_key, positive_ttl};
 
 pub const COMMANDS: &[Spec] = &[
-    on_key("ephpm.lock", 4, WRITE, Hold::Shared, lock),
-    on_key("ephpm.extend", 4, WRITE, Hold::Shared, extend),
-    on_key("ephpm.unlock", 3, WRITE, Hold::Shared, unlock),
-    on_key("delifeq", 3, WRITE, Hold::Shared, delifeq),
+    on_key("ephpm.lock", 4, Flags::WRITE, Hold::Shared, lock),
+    on_key("ephpm.extend", 4, Flags::WRITE, Hold::Shared, extend),
+    on_key("ephpm.unlock", 3, Flags::WRITE, Hold::Shared, unlock),
+    on_key("delifeq", 3, Flags::WRITE, Hold::Shared, delifeq),
 ];
 
 fn lock(ctx: &mut Ctx, a: &[&[u8]]) -> Done {

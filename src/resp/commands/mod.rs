@@ -22,14 +22,20 @@ use super::state::Conn;
 use super::text;
 use crate::store::StoreError;
 
-/// A command may run before AUTH.
-pub const NOAUTH: u8 = 1;
-/// It writes (COMMAND INFO's "write"; otherwise "readonly" for key commands).
-pub const WRITE: u8 = 2;
-/// A RESP2 client in subscribed mode may send it.
-pub const PUBSUB: u8 = 4;
-/// Inside MULTI it runs at once instead of being queued (EXEC, DISCARD, WATCH…).
-pub const NOQUEUE: u8 = 8;
+bitflags::bitflags! {
+    /// What a command may do besides its arity says.
+    #[derive(Clone, Copy)]
+    pub struct Flags: u8 {
+        /// It may run before AUTH.
+        const NOAUTH = 1;
+        /// It writes (COMMAND INFO's "write"; otherwise "readonly" for key commands).
+        const WRITE = 2;
+        /// A RESP2 client in subscribed mode may send it.
+        const PUBSUB = 4;
+        /// Inside MULTI it runs at once instead of being queued (EXEC, DISCARD, WATCH…).
+        const NOQUEUE = 8;
+    }
+}
 
 /// Which of the server's locks a command holds while it runs.
 #[derive(Clone, Copy)]
@@ -47,7 +53,7 @@ pub struct Spec {
     pub name: &'static str,
     /// Redis' convention: n exactly, -n at least n (the name counted).
     pub arity: i32,
-    pub flags: u8,
+    pub flags: Flags,
     pub hold: Hold,
     /// Key positions for COMMAND (first, last: -1 the last argument, step).
     pub keys: (i32, i32, i32),
@@ -55,7 +61,7 @@ pub struct Spec {
 }
 
 /// A command on no key that runs alongside others (connection, server, pub/sub commands).
-pub const fn plain(name: &'static str, arity: i32, flags: u8, run: Run) -> Spec {
+pub const fn plain(name: &'static str, arity: i32, flags: Flags, run: Run) -> Spec {
     Spec {
         name,
         arity,
@@ -67,7 +73,7 @@ pub const fn plain(name: &'static str, arity: i32, flags: u8, run: Run) -> Spec 
 }
 
 /// A command on the key its first argument names.
-pub const fn on_key(name: &'static str, arity: i32, flags: u8, hold: Hold, run: Run) -> Spec {
+pub const fn on_key(name: &'static str, arity: i32, flags: Flags, hold: Hold, run: Run) -> Spec {
     Spec {
         name,
         arity,
@@ -215,7 +221,7 @@ pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
         return;
     };
     let spec = entry.spec;
-    if !conn.authed && spec.flags & NOAUTH == 0 && !cfg!(feature = "resp-unguarded") {
+    if !conn.authed && !spec.flags.contains(Flags::NOAUTH) && !cfg!(feature = "resp-unguarded") {
         entry.rejected.fetch_add(1, Relaxed);
         conn.reply.error("NOAUTH Authentication required.");
         return;
@@ -226,7 +232,8 @@ pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
         refuse(conn, &msg);
         return;
     }
-    if conn.subscribed() && conn.reply.proto == Proto::Resp2 && spec.flags & PUBSUB == 0 {
+    if conn.subscribed() && conn.reply.proto == Proto::Resp2 && !spec.flags.contains(Flags::PUBSUB)
+    {
         entry.rejected.fetch_add(1, Relaxed);
         conn.reply.error(&format!(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
@@ -234,7 +241,7 @@ pub fn run(server: &Server, conn: &mut Conn, args: &[&[u8]]) {
         ));
         return;
     }
-    if let (Some(queue), 0) = (conn.multi.as_mut(), spec.flags & NOQUEUE) {
+    if let (Some(queue), false) = (conn.multi.as_mut(), spec.flags.contains(Flags::NOQUEUE)) {
         queue.push(args.iter().map(|a| a.to_vec()).collect());
         conn.reply.simple("QUEUED");
         return;

@@ -6,20 +6,20 @@
 //! write, from PHP or from here, gives a new one) when EXEC starts, and aborts if any
 //! changed; a PHP write after that check and before the queue ends is not seen.
 
-use super::{Ctx, Done, Hold, NOQUEUE, Spec, err, execute, lookup, plain};
+use super::{Ctx, Done, Flags, Hold, Spec, err, execute, lookup, plain};
 
 pub const COMMANDS: &[Spec] = &[
-    plain("multi", 1, NOQUEUE, multi),
+    plain("multi", 1, Flags::NOQUEUE, multi),
     Spec {
         hold: Hold::Alone,
-        ..plain("exec", 1, NOQUEUE, exec)
+        ..plain("exec", 1, Flags::NOQUEUE, exec)
     },
-    plain("discard", 1, NOQUEUE, discard),
+    plain("discard", 1, Flags::NOQUEUE, discard),
     Spec {
         keys: (1, -1, 1),
-        ..plain("watch", -2, NOQUEUE, watch)
+        ..plain("watch", -2, Flags::NOQUEUE, watch)
     },
-    plain("unwatch", 1, NOQUEUE, unwatch),
+    plain("unwatch", 1, Flags::NOQUEUE, unwatch),
 ];
 
 fn multi(ctx: &mut Ctx, _: &[&[u8]]) -> Done {

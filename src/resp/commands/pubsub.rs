@@ -1,15 +1,15 @@
 //! PUBLISH, SUBSCRIBE and their kin, among this server's clients (a PHP process does not
 //! take part: it has no subscription to this server).
 
-use super::{Ctx, Done, PUBSUB, Spec, plain, unknown_subcommand};
+use super::{Ctx, Done, Flags, Spec, plain, unknown_subcommand};
 
 pub const COMMANDS: &[Spec] = &[
-    plain("publish", 3, 0, publish),
-    plain("subscribe", -2, PUBSUB, subscribe),
-    plain("psubscribe", -2, PUBSUB, psubscribe),
-    plain("unsubscribe", -1, PUBSUB, unsubscribe),
-    plain("punsubscribe", -1, PUBSUB, punsubscribe),
-    plain("pubsub", -2, 0, pubsub),
+    plain("publish", 3, Flags::empty(), publish),
+    plain("subscribe", -2, Flags::PUBSUB, subscribe),
+    plain("psubscribe", -2, Flags::PUBSUB, psubscribe),
+    plain("unsubscribe", -1, Flags::PUBSUB, unsubscribe),
+    plain("punsubscribe", -1, Flags::PUBSUB, punsubscribe),
+    plain("pubsub", -2, Flags::empty(), pubsub),
 ];
 
 fn publish(ctx: &mut Ctx, a: &[&[u8]]) -> Done {

@@ -5,43 +5,43 @@
 //! server alone: one step among this server's clients, while a PHP process writing the
 //! same key at that instant may still land between the read and the write.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
-use super::{Ctx, Done, Fail, Hold, Spec, WRITE, err, int, on_key, positive_ttl, syntax};
+use super::{Ctx, Done, Fail, Flags, Hold, Spec, err, int, on_key, positive_ttl, syntax};
 use crate::resp::text;
 use crate::store::{KeyTtl, SetNx, Value};
 
 pub const COMMANDS: &[Spec] = &[
-    on_key("get", 2, 0, Hold::Shared, get),
-    on_key("set", -3, WRITE, Hold::AloneIf(set_reads_first), set),
-    on_key("setnx", 3, WRITE, Hold::Shared, setnx),
-    on_key("setex", 4, WRITE, Hold::Shared, setex),
-    on_key("psetex", 4, WRITE, Hold::Shared, psetex),
-    on_key("getset", 3, WRITE, Hold::Alone, getset),
-    on_key("getdel", 2, WRITE, Hold::Alone, getdel),
-    on_key("getex", -2, WRITE, Hold::Alone, getex),
+    on_key("get", 2, Flags::empty(), Hold::Shared, get),
+    on_key("set", -3, Flags::WRITE, Hold::AloneIf(set_reads_first), set),
+    on_key("setnx", 3, Flags::WRITE, Hold::Shared, setnx),
+    on_key("setex", 4, Flags::WRITE, Hold::Shared, setex),
+    on_key("psetex", 4, Flags::WRITE, Hold::Shared, psetex),
+    on_key("getset", 3, Flags::WRITE, Hold::Alone, getset),
+    on_key("getdel", 2, Flags::WRITE, Hold::Alone, getdel),
+    on_key("getex", -2, Flags::WRITE, Hold::Alone, getex),
     Spec {
         keys: (1, -1, 1),
-        ..on_key("mget", -2, 0, Hold::Shared, mget)
+        ..on_key("mget", -2, Flags::empty(), Hold::Shared, mget)
     },
     Spec {
         keys: (1, -1, 2),
-        ..on_key("mset", -3, WRITE, Hold::Shared, mset)
+        ..on_key("mset", -3, Flags::WRITE, Hold::Shared, mset)
     },
     Spec {
         keys: (1, -1, 2),
-        ..on_key("msetnx", -3, WRITE, Hold::Alone, msetnx)
+        ..on_key("msetnx", -3, Flags::WRITE, Hold::Alone, msetnx)
     },
-    on_key("append", 3, WRITE, Hold::Alone, append),
-    on_key("strlen", 2, 0, Hold::Shared, strlen),
-    on_key("getrange", 4, 0, Hold::Shared, getrange),
-    on_key("substr", 4, 0, Hold::Shared, getrange),
-    on_key("setrange", 4, WRITE, Hold::Alone, setrange),
-    on_key("incr", 2, WRITE, Hold::Shared, incr),
-    on_key("decr", 2, WRITE, Hold::Shared, decr),
-    on_key("incrby", 3, WRITE, Hold::Shared, incrby),
-    on_key("decrby", 3, WRITE, Hold::Shared, decrby),
-    on_key("incrbyfloat", 3, WRITE, Hold::Alone, incrbyfloat),
+    on_key("append", 3, Flags::WRITE, Hold::Alone, append),
+    on_key("strlen", 2, Flags::empty(), Hold::Shared, strlen),
+    on_key("getrange", 4, Flags::empty(), Hold::Shared, getrange),
+    on_key("substr", 4, Flags::empty(), Hold::Shared, getrange),
+    on_key("setrange", 4, Flags::WRITE, Hold::Alone, setrange),
+    on_key("incr", 2, Flags::WRITE, Hold::Shared, incr),
+    on_key("decr", 2, Flags::WRITE, Hold::Shared, decr),
+    on_key("incrby", 3, Flags::WRITE, Hold::Shared, incrby),
+    on_key("decrby", 3, Flags::WRITE, Hold::Shared, decrby),
+    on_key("incrbyfloat", 3, Flags::WRITE, Hold::Alone, incrbyfloat),
 ];
 
 /// The largest string SETRANGE and APPEND may make (Redis' proto-max-bulk-len).
@@ -64,11 +64,9 @@ pub fn remaining(ctx: &Ctx, key: &[u8]) -> Result<Option<Duration>, Fail> {
     })
 }
 
-/// Milliseconds since the epoch.
+/// Milliseconds since the epoch, signed for the arithmetic of absolute times.
 pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    crate::ground::wall::now_ms() as i64
 }
 
 fn get(ctx: &mut Ctx, a: &[&[u8]]) -> Done {
