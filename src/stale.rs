@@ -14,7 +14,9 @@
 //! Redis agree on them; the store's own TTL (`Times::keep_for`) removes the record once
 //! no window can use it.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+pub use crate::ground::wall::now_ms;
 
 use crate::lock::{Held, Locks};
 use crate::memo::{Maker, Outcome, Plan, Step, make_once};
@@ -85,13 +87,6 @@ impl Times {
         let until = self.stale_until.max(self.error_until);
         Duration::from_millis(until.saturating_sub(now).max(1))
     }
-}
-
-/// The current wall-clock time in milliseconds since the epoch.
-pub fn now_ms() -> u64 {
-    ms(SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default())
 }
 
 /// Writes the record of `value` with `times` into `out` (cleared first).

@@ -4,7 +4,6 @@
 //! that received a lock in a hand-off hands out larger numbers than the old one did.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 #[derive(Default)]
 pub struct HybridClock {
@@ -35,9 +34,7 @@ impl HybridClock {
 }
 
 pub fn now_micros() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64)
+    crate::ground::wall::since_epoch().as_micros() as u64
 }
 
 #[cfg(test)]

@@ -136,9 +136,7 @@ fn read_write_lock(
         Some(_) => Some(&b"-"[..]),
         None => None,
     };
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let now_ms = crate::ground::wall::now_ms();
     let (change, mut outcome) = match rwstate::apply(stored, op, now_ms, 0) {
         Ok(decided) => decided,
         Err(e) => return failed(Failure::Invalid, &e.to_string()),

@@ -514,6 +514,9 @@ pub fn hide_password(dsn: &str) -> String {
     }
 }
 
+/// `%XX` escapes decoded, or None for a malformed one. Not the percent-encoding crate's
+/// decoder: it passes a malformed `%zz` through unchanged, where a DSN must refuse it (and
+/// form_urlencoded would read a `+` in a prefix as a space).
 fn percent_decode(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());

@@ -9,6 +9,7 @@
 //! - `dsn`      the DSNs that name a store, parsed
 //! - `token`    a lock holder's token
 //! - `rwstate`  the read/write lock's state machine, a pure function every backend runs
+//! - `wall`     the wall clock: the time since the epoch
 
 pub mod dsn;
 pub mod error;
@@ -17,6 +18,7 @@ pub mod rwstate;
 pub mod stats;
 pub mod token;
 pub mod values;
+pub mod wall;
 
 pub use error::{BoxedError, Result, StoreError};
 pub use stats::{Event, ShardFill, Stats};

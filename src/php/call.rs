@@ -405,10 +405,7 @@ pub fn clamp_to_execution_time(wanted: Duration) -> Duration {
     }
     // SAFETY: no arguments; the SAPI's request start time, or the current time.
     let started = unsafe { ffi::sapi_get_request_time() };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs_f64();
+    let now = crate::ground::wall::since_epoch().as_secs_f64();
     let left = started + limit as f64 - 1.0 - now;
     // Not from_secs_f64: a clock or limit gone wrong (NaN, an overflow) must not panic.
     wanted.min(Duration::try_from_secs_f64(left.max(0.0)).unwrap_or(Duration::MAX))

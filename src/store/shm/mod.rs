@@ -823,9 +823,7 @@ impl Store for ShmStore {
         }
         let ev = self.events();
         if ev.created_unix != 0 {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
+            let now = crate::ground::wall::since_epoch().as_secs();
             // At least 1: a store made this very second has a time base too.
             t.age_seconds = now.saturating_sub(ev.created_unix).max(1);
         }

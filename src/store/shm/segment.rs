@@ -379,9 +379,7 @@ fn write_header(m: &Mapping, g: &Geometry) {
     // SAFETY: `Events` lies at EVENTS_OFFSET inside the header page of the fresh mapping
     // (layout.rs asserts it fits before the wait table); as above, nobody else reads it yet.
     let events = unsafe { &mut *m.ptr().add(EVENTS_OFFSET).cast::<Events>() };
-    events.created_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
+    events.created_unix = crate::ground::wall::since_epoch().as_secs();
 }
 
 /// A value that differs between two creations of the same segment.
