@@ -52,6 +52,7 @@ if [ -n "$system" ]; then
     . "$root/php-tests/systems/packages.conf"
     # shellcheck source=../systems/newest.conf
     . "$root/php-tests/systems/$system.conf"
+    export EPHPM_SYSTEM=$system
     echo "== system $system: $(php -r 'echo "PHP ", PHP_VERSION;')"
     IFS=';' read -r -a listed <<< "$run${matrix:+${matrix_run:+;$matrix_run}}"
     run_suites "${listed[@]}"

@@ -2,6 +2,9 @@
 //! (mode 0700) and a loopback port, never persisted, stopped by pid. The server a test
 //! binary shares (`shared()`) is started from a thread that lives as long as the binary,
 //! with PR_SET_PDEATHSIG, so it dies with the tests however they end.
+//! `EPHPM_REDIS_SERVER` names another server binary (valkey-server: the systems of
+//! php-tests/systems run the generic suites on their Redis and Valkey,
+//! php-tests/harness/cargo-redis-suite.sh).
 #![allow(dead_code)]
 
 use std::os::unix::process::CommandExt;
@@ -52,7 +55,8 @@ impl RedisServer {
     }
 
     fn spawn(&mut self) {
-        let mut cmd = Command::new("redis-server");
+        let server = std::env::var("EPHPM_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into());
+        let mut cmd = Command::new(server);
         cmd.args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
             .arg("--unixsocket")
             .arg(&self.socket)
