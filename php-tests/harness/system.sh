@@ -4,8 +4,8 @@
 #   php-tests/harness/system.sh make NAME        builds target/systems/NAME/root (once)
 #   php-tests/harness/system.sh run NAME CMD...  runs CMD in it, as root
 # The system is made by debootstrap from the mirror this machine's apt uses, checked
-# against Debian's archive keyring, and kept while its .conf and packages.conf are
-# unchanged (a stamp holds their hash); `make clean` removes it. CMD runs in a mount
+# against Debian's archive keyring, and kept while its .conf, packages.conf and
+# make_system are unchanged (a stamp holds their hash); `make clean` removes it. CMD runs in a mount
 # namespace of its own (its mounts vanish with it, whatever kills it, so removing the
 # folder never reaches through a bind mount) with /proc, /dev and an empty /tmp,
 # and this tree, cargo and rustup bound at the same paths as here, so that a path means
@@ -25,7 +25,6 @@ php_packages=""
 for p in cli dev fpm cgi mbstring xml intl common readline; do php_packages="$php_packages php$php-$p"; done
 dir="$root/target/systems/$name"
 sysroot="$dir/root"
-stamp=$(cat "$root/php-tests/systems/packages.conf" "$conf" | sha256sum | cut -d' ' -f1)
 
 # The mirror of the system's own apt sources (deb822 or one-line), never a fixed host.
 mirror() {
@@ -48,6 +47,9 @@ make_system() {
     for s in $suites; do echo "deb $url $s main"; done > "$sysroot.tmp/etc/apt/sources.list"
     # sid's and experimental's Release files are past their Valid-Until on the copy served here.
     echo 'Acquire::Check-Valid-Until "false";' > "$sysroot.tmp/etc/apt/apt.conf.d/99ephpm-valid-until"
+    # debootstrap writes no /etc/hosts, and without one "localhost" does not resolve: Redis'
+    # Tcl runner's clients, which connect to it by that name, time out on every unit.
+    printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$sysroot.tmp/etc/hosts"
     # No service starts inside: the suites start what they need, by pid.
     printf '#!/bin/sh\nexit 101\n' > "$sysroot.tmp/usr/sbin/policy-rc.d"; chmod 755 "$sysroot.tmp/usr/sbin/policy-rc.d"
     sysroot="$sysroot.tmp" run_in apt-get update -qq
@@ -87,6 +89,10 @@ run_in() {
 }
 export PATH_IN="${CARGO_HOME:-$HOME/.cargo}/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 export CARGO_IN="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_IN="${RUSTUP_HOME:-$HOME/.rustup}"
+
+# The stamp: the .conf, packages.conf and how make_system makes a system (a change to
+# any of them makes it anew).
+stamp=$(cat "$root/php-tests/systems/packages.conf" "$conf" <(declare -f make_system) | sha256sum | cut -d' ' -f1)
 
 case $what in
     make) make_system ;;
