@@ -1,6 +1,6 @@
-//! What only the Redis backend has: the choice of compare-and-delete by what the server
-//! supports (against a fake server that has DELEX or DELIFEQ, and Debian's Redis 7.0 that
-//! has neither), typed values in Redis strings, expiry with real TTLs, one subscriber per
+//! What only the Redis backend has: the choice of compare-and-delete and -extend by what
+//! the server supports (against a fake server that has DELEX, DELIFEQ or SET … IFEQ, and
+//! Debian's Redis 7.0 that has none), typed values in Redis strings, expiry with real TTLs, one subscriber per
 //! process, and a server that dies and comes back. The backend-generic tests (locks,
 //! memo, stale, session) run on Redis too, with `EPHPM_TEST_STORE=redis`.
 
@@ -26,13 +26,14 @@ fn open(dsn: &str) -> Arc<RedisStore> {
 }
 
 /// DELEX where the server has it (Redis ≥ 8.4), DELIFEQ where it has that (Valkey ≥ 9),
-/// Lua everywhere else; asked once per connection, and the lock semantics are the same
-/// on every path.
+/// SET … IFEQ to extend where it has that (both of those, and Valkey 8.1), Lua for the
+/// rest; asked once per connection, and the lock semantics are the same on every path.
 #[test]
 fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
     for (has, release, extend) in [
         (&["DELEX"][..], "DELEX", "IFEQ"),
         (&["DELIFEQ"][..], "DELIFEQ", "IFEQ"),
+        (&["IFEQ"][..], "EVALSHA", "IFEQ"),
         (&[][..], "EVALSHA", "EVALSHA"),
     ] {
         let fake = FakeRedis::start(has);
@@ -67,6 +68,13 @@ fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
         let log = fake.log();
         let detections = log.iter().filter(|l| l.starts_with("COMMAND INFO")).count();
         assert_eq!(detections, 1, "asked once per connection: {log:?}");
+        let docs = log.iter().filter(|l| l.starts_with("COMMAND DOCS")).count();
+        let deletes_natively = release != "EVALSHA";
+        assert_eq!(
+            docs,
+            usize::from(!deletes_natively),
+            "SET's docs are asked only without DELEX or DELIFEQ: {log:?}"
+        );
         let releases: Vec<_> = log
             .iter()
             .filter(|l| l.starts_with(release) && !l.contains("-- ephpm:acquire"))
@@ -87,9 +95,9 @@ fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
     let server = RedisServer::start();
     let store = open(&server.unix_dsn(""));
     assert_eq!(
-        store.flavour().unwrap().name(),
-        "Lua",
-        "Debian's Redis 7.0 has neither"
+        store.flavour().unwrap().describe(),
+        "compare-and-delete by Lua, compare-and-extend by Lua",
+        "Debian's Redis 7.0 has none of them"
     );
     // A server whose ACL refuses COMMAND still works, with the scripts.
     let fake = FakeRedis::start_refusing(&["DELEX"], &["COMMAND"]);
@@ -100,7 +108,10 @@ fn compare_and_delete_is_native_where_the_server_has_it_and_lua_elsewhere() {
         .unwrap();
     assert_eq!(fence, Some(1));
     assert!(store.lock_release(b"job", &token).unwrap());
-    assert_eq!(store.flavour().unwrap().name(), "Lua");
+    assert_eq!(
+        store.flavour().unwrap().describe(),
+        "compare-and-delete by Lua, compare-and-extend by Lua"
+    );
 }
 
 /// Every kind comes back as itself; integers are Redis integers (INCRBY works on them,

@@ -15,16 +15,22 @@ if [ "${2:-}" = valkey ]; then
     export EPHPM_REDIS_SERVER=valkey-server; label=phpt-valkey
 fi
 start_redis "$dir"
-# The compare-and-delete the store must find on this server, by its version: DELEX on
-# Redis 8.4 and later, DELIFEQ on Valkey 9 and later, Lua before; php --ri says which.
+# The compare-and-delete and -extend the store must find on this server, by its version:
+# DELEX on Redis 8.4 and later, DELIFEQ on Valkey 9 and later, Lua before; SET IFEQ on
+# Redis 8.4 and Valkey 8.1 and later, Lua before; php --ri says which.
 server_version=$("${EPHPM_REDIS_SERVER:-redis-server}" --version | sed -n 's/.* v=\([0-9]*\.[0-9]*\).*/\1/p')
 at_least() { [ "$(printf '%s\n' "$1" "$2" | sort -V | head -n 1)" = "$2" ]; }
 case ${EPHPM_REDIS_SERVER:-redis-server} in
-    redis-server) at_least "$server_version" 8.4 && native="DELEX IFEQ" || native=Lua ;;
-    valkey-server) at_least "$server_version" 9.0 && native=DELIFEQ || native=Lua ;;
+    redis-server) at_least "$server_version" 8.4 && native="DELEX IFEQ" || native=Lua
+                  at_least "$server_version" 8.4 && extend="SET IFEQ" || extend=Lua ;;
+    valkey-server) at_least "$server_version" 9.0 && native=DELIFEQ || native=Lua
+                   at_least "$server_version" 8.1 && extend="SET IFEQ" || extend=Lua ;;
 esac
 passed=0 failed=0 skipped=0
+said=$(php -n -d "extension=$so" -d "ephpm.dsn=unix://$dir/redis.sock" --ri ephpm)
 check "on ${EPHPM_REDIS_SERVER:-redis-server} $server_version php --ri says compare-and-delete by $native" "compare-and-delete by $native" \
-    "$(php -n -d "extension=$so" -d "ephpm.dsn=unix://$dir/redis.sock" --ri ephpm | grep -o 'compare-and-delete by [^,(]*' | sed 's/ *$//')"
+    "$(grep -o 'compare-and-delete by [^,(]*' <<<"$said" | sed 's/ *$//')"
+check "on ${EPHPM_REDIS_SERVER:-redis-server} $server_version php --ri says compare-and-extend by $extend" "compare-and-extend by $extend" \
+    "$(grep -o 'compare-and-extend by [^,(]*' <<<"$said" | sed 's/ *$//')"
 summary "$label-native"
 run_generic_phpts "$so" "$label" "unix://$dir/redis.sock?"

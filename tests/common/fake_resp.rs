@@ -1,7 +1,8 @@
 //! A small fake Redis, to test what ephpm does with servers Debian does not ship: it
 //! speaks RESP2 over a unix socket, keeps strings in a map (no expiry), knows the
 //! commands the native lock paths send, claims exactly the optional commands it is told
-//! to have (`COMMAND INFO` answers nil for the others), runs ephpm's Lua scripts by the
+//! to have (`COMMAND INFO` answers nil for the others; "IFEQ" is `SET … IFEQ`, which
+//! `COMMAND DOCS SET` shows), runs ephpm's Lua scripts by the
 //! `-- ephpm:NAME` line that starts them, and logs every command it gets.
 #![allow(dead_code)]
 
@@ -112,6 +113,11 @@ fn int(n: i64) -> Vec<u8> {
     format!(":{n}\r\n").into_bytes()
 }
 
+/// `SET … IFEQ` came with DELEX and DELIFEQ; "IFEQ" alone is Valkey 8.1.
+fn set_has_ifeq(has: &[&str]) -> bool {
+    has.iter().any(|h| ["DELEX", "DELIFEQ", "IFEQ"].contains(h))
+}
+
 fn answer(args: &[Vec<u8>], has: &[&str], st: &mut State) -> Vec<u8> {
     let word = |i: usize| String::from_utf8_lossy(&args[i]).to_uppercase();
     let name = word(0);
@@ -127,6 +133,16 @@ fn answer(args: &[Vec<u8>], has: &[&str], st: &mut State) -> Vec<u8> {
     }
     match name.as_str() {
         "CLIENT" | "SELECT" => OK.to_vec(),
+        // SET's arguments, as Valkey 8.1's COMMAND DOCS nests them, with IFEQ where the
+        // fake has it.
+        "COMMAND" if word(1) == "DOCS" => {
+            let token = if set_has_ifeq(has) { "IFEQ" } else { "XX" };
+            let arg = format!(
+                "*4\r\n$4\r\nname\r\n$9\r\ncondition\r\n$5\r\ntoken\r\n${}\r\n{token}\r\n",
+                token.len()
+            );
+            format!("*2\r\n$3\r\nset\r\n*2\r\n$9\r\narguments\r\n*1\r\n{arg}").into_bytes()
+        }
         "COMMAND" => {
             let asked = &args[2..];
             let mut r = format!("*{}\r\n", asked.len()).into_bytes();
@@ -149,6 +165,9 @@ fn answer(args: &[Vec<u8>], has: &[&str], st: &mut State) -> Vec<u8> {
                 return NIL.to_vec();
             }
             if let Some(i) = opts.iter().position(|o| o == "IFEQ") {
+                if !set_has_ifeq(has) {
+                    return b"-ERR syntax error\r\n".to_vec();
+                }
                 if current != Some(&args[4 + i]) {
                     return NIL.to_vec();
                 }

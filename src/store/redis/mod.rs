@@ -59,7 +59,7 @@ use super::{
 };
 use crate::ground::dsn::RedisDsn;
 use link::Link;
-use scripts::{Flavour, Publish};
+use scripts::{DeleteBy, ExtendBy, Flavour, Publish};
 use target::Target;
 pub use wakeups::WakeCounts;
 use wakeups::Wakeups;
@@ -155,7 +155,8 @@ impl RedisStore {
         })
     }
 
-    /// The server's compare-and-delete (asks the server if no connection is open).
+    /// The server's compare-and-delete and compare-and-extend (asks the server if no
+    /// connection is open).
     pub fn flavour(&self) -> Result<Flavour> {
         self.run_idempotent(|c| Ok(c.flavour))
     }
@@ -284,7 +285,7 @@ impl RedisStore {
                 // The native release pairs DELEX with a PUBLISH in a pipeline, which a
                 // cluster pipeline cannot carry (PUBLISH has no key to route by); the
                 // Lua release does both in one round trip.
-                Link::Cluster(..) => (Flavour::Lua, self.target.publish()?),
+                Link::Cluster(..) => (Flavour::LUA, self.target.publish()?),
                 Link::Server(_) => (Flavour::detect(&mut con)?, Publish::Classic),
             };
             Ok(Conn {
@@ -405,7 +406,7 @@ impl RedisStore {
             });
         }
         self.run(|c| {
-            let deleted: i64 = match c.flavour {
+            let deleted: i64 = match c.flavour.delete {
                 _ if as_int.is_some() => scripts::RELEASE
                     .key(full)
                     .key(&line)
@@ -414,7 +415,7 @@ impl RedisStore {
                     .arg(c.publish.command())
                     .arg(expected)
                     .invoke(&mut c.con)?,
-                Flavour::Lua => scripts::RELEASE
+                DeleteBy::Lua => scripts::RELEASE
                     .key(full)
                     .key(&line)
                     .arg(&as_str)
@@ -423,11 +424,11 @@ impl RedisStore {
                     .invoke(&mut c.con)?,
                 native => {
                     let mut del = match native {
-                        Flavour::Delex => redis::cmd("DELEX"),
+                        DeleteBy::Delex => redis::cmd("DELEX"),
                         _ => redis::cmd("DELIFEQ"),
                     };
                     del.arg(full);
-                    if native == Flavour::Delex {
+                    if native == DeleteBy::Delex {
                         del.arg("IFEQ");
                     }
                     del.arg(&as_str);
@@ -917,14 +918,14 @@ impl Store for RedisStore {
     fn lock_extend(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<bool> {
         let full = self.key(name);
         let token = encoded(Value::Str(token));
-        self.run(|c| match c.flavour {
-            Flavour::Lua => scripts::EXTEND
+        self.run(|c| match c.flavour.extend {
+            ExtendBy::Lua => scripts::EXTEND
                 .key(&full)
                 .arg(&token)
                 .arg(millis(ttl))
                 .invoke::<i64>(&mut c.con)
                 .map(|n| n == 1),
-            Flavour::Delex | Flavour::Delifeq => redis::cmd("SET")
+            ExtendBy::SetIfeq => redis::cmd("SET")
                 .arg(&full)
                 .arg(&token)
                 .arg("IFEQ")
@@ -955,9 +956,9 @@ impl Store for RedisStore {
     fn describe(&self) -> String {
         match self.flavour() {
             Ok(f) => format!(
-                "{} (compare-and-delete by {}, timeout {} ms)",
+                "{} ({}, timeout {} ms)",
                 self.dsn.address,
-                f.name(),
+                f.describe(),
                 self.dsn.timeout.as_millis()
             ),
             Err(e) => format!("{} (not reachable now: {e})", self.dsn.address),

@@ -1,7 +1,8 @@
-//! The server-side steps that must be atomic, and the three ways a server can do the
-//! compare-and-delete and compare-and-extend of a lock: `DELEX … IFEQ` and `SET … IFEQ`
-//! (Redis ≥ 8.4), `DELIFEQ` and `SET … IFEQ` (Valkey ≥ 9), or Lua (everything older —
-//! Debian 12's Redis 7.0 included). Which one a server has is asked once per connection.
+//! The server-side steps that must be atomic, and the ways a server can do the
+//! compare-and-delete and compare-and-extend of a lock: `DELEX … IFEQ` (Redis ≥ 8.4) or
+//! `DELIFEQ` (Valkey ≥ 9) to delete, `SET … IFEQ … PX` (Redis ≥ 8.4, Valkey ≥ 8.1) to
+//! extend, Lua for what a server lacks (Debian 12's Redis 7.0 lacks both). Which ones a
+//! server has is asked once per connection.
 //!
 //! Every script names its keys in KEYS (so it runs on Redis Cluster when they share a
 //! slot) and starts with a `-- ephpm:NAME` line, which the tests' fake server goes by.
@@ -10,56 +11,125 @@ use std::sync::LazyLock;
 
 use redis::{Script, Value};
 
-/// How a connection's server deletes and extends by comparison.
+/// How a connection's server deletes by comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavour {
-    /// `DELEX key IFEQ value`, `SET key value IFEQ value PX ms` (Redis ≥ 8.4).
+pub enum DeleteBy {
+    /// `DELEX key IFEQ value` (Redis ≥ 8.4).
     Delex,
-    /// `DELIFEQ key value`, `SET key value IFEQ value PX ms` (Valkey ≥ 9).
+    /// `DELIFEQ key value` (Valkey ≥ 9).
     Delifeq,
-    /// The Lua scripts below.
+    /// The `RELEASE` script below.
     Lua,
 }
 
+/// How a connection's server extends by comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtendBy {
+    /// `SET key value IFEQ value PX ms` (Redis ≥ 8.4, Valkey ≥ 8.1).
+    SetIfeq,
+    /// The `EXTEND` script below.
+    Lua,
+}
+
+/// What a connection's server has of the native comparisons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flavour {
+    pub delete: DeleteBy,
+    pub extend: ExtendBy,
+}
+
 impl Flavour {
+    /// The scripts, which every server runs (and Redis Cluster, in one round trip).
+    pub const LUA: Flavour = Flavour {
+        delete: DeleteBy::Lua,
+        extend: ExtendBy::Lua,
+    };
+
     /// Asks the server which commands it has: `COMMAND INFO` answers nil for a command it
-    /// does not know. Error kinds are not relied on ("unknown command" is a plain error).
-    /// A server that refuses to answer (an ACL without `COMMAND`, a proxy) gets the Lua
-    /// scripts, which every server runs.
+    /// does not know. Both delete commands came with `SET … IFEQ`; without them, the
+    /// `IFEQ` token in `COMMAND DOCS SET` says whether `SET` has it (Valkey 8.1). Error
+    /// kinds are not relied on ("unknown command" is a plain error): a server that
+    /// refuses to answer (an ACL without `COMMAND`, a proxy, a server older than 7.0
+    /// without `COMMAND DOCS`) gets the scripts for what it did not say it has.
     pub fn detect(con: &mut dyn redis::ConnectionLike) -> redis::RedisResult<Flavour> {
-        let asked = redis::cmd("COMMAND")
-            .arg("INFO")
-            .arg("DELEX")
-            .arg("DELIFEQ")
-            .query::<Vec<Value>>(con);
-        let info = match asked {
-            Ok(info) => info,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
-                ) =>
-            {
-                return Ok(Flavour::Lua);
-            }
-            Err(e) => return Err(e),
+        let Some(info) = refused_as_none(
+            redis::cmd("COMMAND")
+                .arg("INFO")
+                .arg("DELEX")
+                .arg("DELIFEQ")
+                .query::<Vec<Value>>(con),
+        )?
+        else {
+            return Ok(Flavour::LUA);
         };
         let known = |i: usize| info.get(i).is_some_and(|v| !matches!(v, Value::Nil));
-        Ok(if known(0) {
-            Flavour::Delex
+        let delete = if known(0) {
+            DeleteBy::Delex
         } else if known(1) {
-            Flavour::Delifeq
+            DeleteBy::Delifeq
         } else {
-            Flavour::Lua
+            DeleteBy::Lua
+        };
+        let set_has_ifeq = delete != DeleteBy::Lua
+            || refused_as_none(
+                redis::cmd("COMMAND")
+                    .arg("DOCS")
+                    .arg("SET")
+                    .query::<Value>(con),
+            )?
+            .is_some_and(|docs| names_token(&docs, b"IFEQ"));
+        Ok(Flavour {
+            delete,
+            extend: if set_has_ifeq {
+                ExtendBy::SetIfeq
+            } else {
+                ExtendBy::Lua
+            },
         })
     }
 
-    pub fn name(self) -> &'static str {
-        match self {
-            Flavour::Delex => "DELEX IFEQ",
-            Flavour::Delifeq => "DELIFEQ",
-            Flavour::Lua => "Lua",
+    /// What `php --ri ephpm` shows: "compare-and-delete by D, compare-and-extend by E".
+    pub fn describe(self) -> String {
+        let delete = match self.delete {
+            DeleteBy::Delex => "DELEX IFEQ",
+            DeleteBy::Delifeq => "DELIFEQ",
+            DeleteBy::Lua => "Lua",
+        };
+        let extend = match self.extend {
+            ExtendBy::SetIfeq => "SET IFEQ",
+            ExtendBy::Lua => "Lua",
+        };
+        format!("compare-and-delete by {delete}, compare-and-extend by {extend}")
+    }
+}
+
+/// A server's error reply to a question about its commands, as "it did not say".
+fn refused_as_none<T>(asked: redis::RedisResult<T>) -> redis::RedisResult<Option<T>> {
+    match asked {
+        Ok(v) => Ok(Some(v)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
+            ) =>
+        {
+            Ok(None)
         }
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a `COMMAND DOCS` reply (nested arrays or maps, RESP2 or RESP3) has `token`
+/// as one of its strings: the `"token"` of an argument.
+fn names_token(v: &Value, token: &[u8]) -> bool {
+    match v {
+        Value::BulkString(b) => b.eq_ignore_ascii_case(token),
+        Value::SimpleString(s) => s.as_bytes().eq_ignore_ascii_case(token),
+        Value::Array(items) | Value::Set(items) => items.iter().any(|i| names_token(i, token)),
+        Value::Map(pairs) => pairs
+            .iter()
+            .any(|(k, v)| names_token(k, token) || names_token(v, token)),
+        _ => false,
     }
 }
 
@@ -109,25 +179,18 @@ impl Publish {
     /// Sharded on a Redis Cluster whose server has `SPUBLISH`; classic otherwise, and
     /// when the server will not say (as in `Flavour::detect`).
     pub fn detect(con: &mut dyn redis::ConnectionLike) -> redis::RedisResult<Publish> {
-        let asked = redis::cmd("COMMAND")
-            .arg("INFO")
-            .arg("SPUBLISH")
-            .query::<Vec<Value>>(con);
-        match asked {
-            Ok(info) if info.first().is_some_and(|v| !matches!(v, Value::Nil)) => {
-                Ok(Publish::Sharded)
+        let info = refused_as_none(
+            redis::cmd("COMMAND")
+                .arg("INFO")
+                .arg("SPUBLISH")
+                .query::<Vec<Value>>(con),
+        )?;
+        Ok(match info {
+            Some(info) if info.first().is_some_and(|v| !matches!(v, Value::Nil)) => {
+                Publish::Sharded
             }
-            Ok(_) => Ok(Publish::Classic),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    redis::ErrorKind::Server(_) | redis::ErrorKind::Extension
-                ) =>
-            {
-                Ok(Publish::Classic)
-            }
-            Err(e) => Err(e),
-        }
+            _ => Publish::Classic,
+        })
     }
 
     /// The command, as the scripts take it.
