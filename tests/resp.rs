@@ -456,3 +456,42 @@ fn an_idle_client_is_closed_after_the_timeout_and_a_busy_one_is_not() {
     }
     assert_eq!(idle.read(), None, "the idle client was closed");
 }
+
+/// Options that contradict each other are usage errors (exit 2, the reason on stderr,
+/// nothing served); `--help` is the usage on stdout.
+#[test]
+fn contradictory_options_are_usage_errors_with_the_reason() {
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_ephpm-resp"))
+            .args(args)
+            .output()
+            .expect("ephpm-resp runs")
+    };
+    for (args, says) in [
+        (&["--tcp", "127.0.0.1:0"][..], "--tcp needs --secret-file"),
+        (
+            &["--tcp", "10.0.0.1:6379", "--allow-insecure-no-auth"],
+            "for loopback addresses only, not 10.0.0.1:6379",
+        ),
+        (&["--allow-insecure-no-auth"], "--tcp <IP:PORT>"),
+        (&["--no-socket"], "--no-socket leaves nothing to listen on"),
+        (&["--group", "0"], "--group needs --socket"),
+        (
+            &["--max-clients", "0"],
+            "invalid value '0' for '--max-clients <N>'",
+        ),
+        (
+            &["--store", "../x"],
+            "invalid value '../x' for '--store <NAME>'",
+        ),
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let help = run(&["--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: ephpm-resp [OPTIONS]"));
+}

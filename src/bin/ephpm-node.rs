@@ -3,128 +3,111 @@
 //! store) and runs until it is stopped: SIGTERM or SIGINT stop the node and give the
 //! lease up at once.
 //!
-//! It behaves like a Unix tool: `--help` prints the usage on stdout and exits 0,
-//! `--version` prints the version, an unknown option or a missing value prints what is
-//! wrong and the usage on stderr and exits 2. Exit codes: 0 stopped by SIGTERM/SIGINT
+//! It behaves like a Unix tool (clap, `shared/cli.rs`): `--help` prints the usage on
+//! stdout and exits 0, `--version` prints the version, an unknown option or a missing
+//! value prints what is wrong on stderr and exits 2. Exit codes: 0 stopped by SIGTERM/SIGINT
 //! (or --help, --version), 1 the node cannot run (its settings, its secret), 2 a usage
 //! error.
 
+#[path = "shared/cli.rs"]
+mod cli;
+
 use std::process::ExitCode;
 
+use clap::Parser;
 use ephpm::cluster::{NodeConfig, lease};
 use ephpm::config::{ClusterSettings, parse_size};
 use ephpm::store::shm::ShmOptions;
 
-const USAGE: &str = "\
-usage: ephpm-node --store NAME --gossip IP:PORT [options]
+/// Runs this host's ephpm cluster node for the host store NAME until SIGTERM or SIGINT.
+#[derive(Parser)]
+#[command(
+    name = "ephpm-node",
+    version,
+    after_help = "exit codes: 0 stopped by SIGTERM or SIGINT, 1 the node cannot run, 2 a usage error"
+)]
+struct Args {
+    /// The host store (as ephpm.store_name)
+    #[arg(long, value_name = "NAME", default_value = "default", value_parser = store_name)]
+    store: String,
+    /// Where gossip listens (UDP) and what peers are told
+    #[arg(long, value_name = "IP:PORT", default_value_t = ClusterSettings::default().gossip_addr)]
+    gossip: String,
+    /// The data plane (TCP) [default: the gossip IP, any port]
+    #[arg(long, value_name = "IP:PORT")]
+    data: Option<String>,
+    /// A node to join through (repeat for several)
+    #[arg(long = "seed", value_name = "IP:PORT")]
+    seeds: Vec<String>,
+    /// This node's id, the same across restarts [default: the host name]
+    #[arg(long, value_name = "ID")]
+    node_id: Option<String>,
+    /// The cluster secret(s), one per line, the first signing [default: the environment
+    /// variable EPHPM_CLUSTER_SECRET, comma-separated]; at least 128 bits: openssl rand
+    /// -base64 32
+    #[arg(long, value_name = "PATH")]
+    secret_file: Option<String>,
+    /// Run without a secret: no authentication, no encryption
+    #[arg(long)]
+    allow_insecure_no_auth: bool,
+    /// Copies of each key, owner included (1-16)
+    #[arg(long, value_name = "N", default_value_t = ClusterSettings::default().replication_factor)]
+    replication_factor: u64,
+    /// Entries up to B bytes also travel on gossip
+    #[arg(long, value_name = "B", default_value_t = ClusterSettings::default().small_key_threshold)]
+    small_key_threshold: u64,
+    /// Milliseconds between gossip rounds
+    #[arg(long, value_name = "MS", default_value_t = ClusterSettings::default().gossip_interval_ms)]
+    gossip_interval_ms: u64,
+    /// Hosts other than the replicas learn writes by gossip only
+    #[arg(long)]
+    no_push: bool,
+    /// Where the user's private directory is
+    #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
+    shm_dir: String,
+    /// The cluster segment's size when it is made
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size)]
+    shm_size: u64,
+}
 
-Runs this host's ephpm cluster node for the host store NAME until SIGTERM or SIGINT.
+/// `--store`: a name the host store may have.
+fn store_name(v: &str) -> Result<String, String> {
+    ephpm::ground::dsn::valid_name(v).map_err(|e| e.to_string())?;
+    Ok(v.to_string())
+}
 
-options:
-  --store NAME               the host store (as ephpm.store_name); default: default
-  --gossip IP:PORT           where gossip listens (UDP) and what peers are told
-  --data IP:PORT             the data plane (TCP); default: the gossip IP, any port
-  --seed IP:PORT             a node to join through (repeat for several)
-  --node-id ID               this node's id, the same across restarts; default: the host name
-  --secret-file PATH         the cluster secret(s), one per line, the first signing
-                             (default: the environment variable EPHPM_CLUSTER_SECRET,
-                             comma-separated); at least 128 bits: openssl rand -base64 32
-  --allow-insecure-no-auth   run without a secret: no authentication, no encryption
-  --replication-factor N     copies of each key, owner included (1-16; default 2)
-  --small-key-threshold B    entries up to B bytes also travel on gossip (default 512)
-  --gossip-interval-ms MS    milliseconds between gossip rounds (default 1000)
-  --no-push                  hosts other than the replicas learn writes by gossip only
-  --shm-dir DIR              where the user's private directory is (default /dev/shm)
-  --shm-size SIZE            the cluster segment's size when it is made (default 64M)
-  --help, -h                 this text
-  --version, -V              the version
-
-exit codes: 0 stopped by SIGTERM or SIGINT, 1 the node cannot run, 2 a usage error
-";
-
-fn usage_error(why: &str) -> ExitCode {
-    eprintln!("ephpm-node: {why}\n\n{USAGE}");
-    ExitCode::from(2)
+/// `--shm-size`: a size such as 64M.
+fn size(v: &str) -> Result<u64, String> {
+    parse_size(v).ok_or_else(|| "a size such as 64M".to_string())
 }
 
 fn main() -> ExitCode {
-    let mut s = ClusterSettings {
-        enabled: true,
-        secret: std::env::var("EPHPM_CLUSTER_SECRET").unwrap_or_default(),
-        ..ClusterSettings::default()
+    let a = match cli::parse::<Args>(str::to_string, |_| Ok(())) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
-    let mut store = ShmOptions::new("default", 64 << 20);
-    let mut seeds = Vec::new();
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        match flag.as_str() {
-            "--help" | "-h" => {
-                print!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            "--version" | "-V" => {
-                println!("ephpm-node {}", env!("CARGO_PKG_VERSION"));
-                return ExitCode::SUCCESS;
-            }
-            "--allow-insecure-no-auth" => {
-                s.allow_insecure_no_auth = true;
-                continue;
-            }
-            "--no-push" => {
-                s.push_writes = false;
-                continue;
-            }
-            "--store"
-            | "--gossip"
-            | "--data"
-            | "--seed"
-            | "--node-id"
-            | "--secret-file"
-            | "--replication-factor"
-            | "--small-key-threshold"
-            | "--gossip-interval-ms"
-            | "--shm-dir"
-            | "--shm-size" => {}
-            _ => return usage_error(&format!("unknown option {flag}")),
-        }
-        let Some(value) = args.next() else {
-            return usage_error(&format!("{flag} needs a value"));
-        };
-        let number = |v: &str| v.parse::<u64>().ok();
-        match flag.as_str() {
-            "--store" => store.name = value,
-            "--gossip" => s.gossip_addr = value,
-            "--data" => s.data_addr = value,
-            "--seed" => seeds.push(value),
-            "--node-id" => s.node_id = value,
-            "--secret-file" => {
-                s.secret_file = value;
-                s.secret.clear(); // the file, not the environment
-            }
-            "--replication-factor" => match number(&value) {
-                Some(n) => s.replication_factor = n,
-                None => return usage_error("--replication-factor takes a number"),
-            },
-            "--small-key-threshold" => match number(&value) {
-                Some(n) => s.small_key_threshold = n,
-                None => return usage_error("--small-key-threshold takes a number of bytes"),
-            },
-            "--gossip-interval-ms" => match number(&value) {
-                Some(n) => s.gossip_interval_ms = n,
-                None => return usage_error("--gossip-interval-ms takes a number"),
-            },
-            "--shm-dir" => store.dir = value.into(),
-            "--shm-size" => match parse_size(&value) {
-                Some(n) => store.size = n,
-                None => return usage_error("--shm-size takes a size such as 64M"),
-            },
-            _ => unreachable!("every option that takes a value is listed above"),
-        }
-    }
-    if let Err(e) = ephpm::ground::dsn::valid_name(&store.name) {
-        return usage_error(&format!("--store: {e}"));
-    }
-    s.seeds = seeds.join(",");
+    let s = ClusterSettings {
+        enabled: true,
+        // The file, when given; else the environment.
+        secret: match a.secret_file {
+            Some(_) => String::new(),
+            None => std::env::var("EPHPM_CLUSTER_SECRET").unwrap_or_default(),
+        },
+        secret_file: a.secret_file.unwrap_or_default(),
+        allow_insecure_no_auth: a.allow_insecure_no_auth,
+        push_writes: !a.no_push,
+        gossip_addr: a.gossip,
+        data_addr: a.data.unwrap_or_default(),
+        seeds: a.seeds.join(","),
+        node_id: a.node_id.unwrap_or_default(),
+        replication_factor: a.replication_factor,
+        small_key_threshold: a.small_key_threshold,
+        gossip_interval_ms: a.gossip_interval_ms,
+    };
+    let store = ShmOptions {
+        dir: a.shm_dir.into(),
+        ..ShmOptions::new(&a.store, a.shm_size)
+    };
     let cfg = match NodeConfig::from_settings(&s, store) {
         Ok(c) => c,
         Err(e) => {

@@ -1,7 +1,10 @@
 //! `ephpm-resp`: the store served over the Redis protocol (see `ephpm::resp`), so that
-//! any Redis client shares it with PHP. A Unix tool like `ephpm-node`: `--help` on
-//! stdout and exit 0, a usage error on stderr and exit 2, exit 1 when it cannot serve,
-//! exit 0 when stopped by SIGTERM or SIGINT.
+//! any Redis client shares it with PHP. A Unix tool like `ephpm-node` (clap,
+//! `shared/cli.rs`): `--help` on stdout and exit 0, a usage error on stderr and exit 2,
+//! exit 1 when it cannot serve, exit 0 when stopped by SIGTERM or SIGINT.
+
+#[path = "shared/cli.rs"]
+mod cli;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -9,46 +12,97 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use clap::Parser;
 use ephpm::config::{Config, parse_size};
 use ephpm::ground::dsn::{self, Dsn};
 use ephpm::resp::listen::{self, Peers};
 use ephpm::resp::server::{Server, Settings};
 
-const USAGE: &str = "\
-usage: ephpm-resp [options]
+/// Serves an ephpm store over the Redis protocol (RESP2 and RESP3) until SIGTERM or
+/// SIGINT: redis-cli -s SOCKET, or any Redis client, reads and writes what PHP processes
+/// share.
+#[derive(Parser)]
+#[command(
+    name = "ephpm-resp",
+    version,
+    after_help = "exit codes: 0 stopped by SIGTERM or SIGINT, 1 it cannot serve, 2 a usage error"
+)]
+struct Args {
+    /// The host store (as ephpm.store_name)
+    #[arg(long, value_name = "NAME", default_value = "default", value_parser = store_name)]
+    store: String,
+    /// Another store: shm://NAME, or cluster://NAME through this host's node [default:
+    /// shm://NAME of --store]
+    #[arg(long, value_name = "DSN")]
+    dsn: Option<String>,
+    /// The unix socket [default: <shm-dir>/ephpm-<uid>/NAME.resp.sock] (only this user's
+    /// processes are admitted)
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Also admit the socket's peers of this group (mode 0660); the socket must then be
+    /// somewhere the group can reach (--socket)
+    #[arg(long, value_name = "GROUP")]
+    group: Option<String>,
+    /// No unix socket (with --tcp)
+    #[arg(long)]
+    no_socket: bool,
+    /// Also listen on TCP (every client must AUTH: needs --secret-file)
+    #[arg(long, value_name = "IP:PORT")]
+    tcp: Option<String>,
+    /// AUTH's password(s), one per line, at least 128 bits each (openssl rand -base64 32),
+    /// the file private to its owner
+    #[arg(long, value_name = "PATH")]
+    secret_file: Option<PathBuf>,
+    /// TCP on a loopback address without AUTH: whoever can connect to it — any user of
+    /// this host — uses the store (test suites that cannot log in, benchmarks); refused
+    /// for any other address
+    #[arg(long, requires = "tcp", conflicts_with = "secret_file")]
+    allow_insecure_no_auth: bool,
+    /// Connections at once
+    #[arg(long, value_name = "N", default_value_t = Settings::default().max_clients,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    max_clients: usize,
+    /// Close a client idle this long (0: never)
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    timeout: u64,
+    /// Where the user's private directory is
+    #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
+    shm_dir: String,
+    /// The store's size when it is made
+    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size)]
+    shm_size: u64,
+}
 
-Serves an ephpm store over the Redis protocol (RESP2 and RESP3) until SIGTERM or SIGINT:
-redis-cli -s SOCKET, or any Redis client, reads and writes what PHP processes share.
+/// `--store`: a name the host store may have.
+fn store_name(v: &str) -> Result<String, String> {
+    dsn::valid_name(v).map_err(|e| e.to_string())?;
+    Ok(v.to_string())
+}
 
-options:
-  --store NAME          the host store (as ephpm.store_name); default: default
-  --dsn DSN             another store: shm://NAME, or cluster://NAME through this host's
-                        node (default: shm://NAME of --store)
-  --socket PATH         the unix socket; default: <shm-dir>/ephpm-<uid>/NAME.resp.sock
-                        (only this user's processes are admitted)
-  --group GROUP         also admit the socket's peers of this group (mode 0660); the
-                        socket must then be somewhere the group can reach (--socket)
-  --no-socket           no unix socket (with --tcp)
-  --tcp IP:PORT         also listen on TCP (every client must AUTH; needs --secret-file)
-  --secret-file PATH    AUTH's password(s), one per line, at least 128 bits each
-                        (openssl rand -base64 32), the file private to its owner
-  --allow-insecure-no-auth
-                        TCP on a loopback address without AUTH: whoever can connect to
-                        it — any user of this host — uses the store (test suites that
-                        cannot log in, benchmarks); refused for any other address
-  --max-clients N       connections at once (default 10000)
-  --timeout SECONDS     close a client idle this long (default 0: never)
-  --shm-dir DIR         where the user's private directory is (default /dev/shm)
-  --shm-size SIZE       the store's size when it is made (default 64M)
-  --help, -h            this text
-  --version, -V         the version
+/// `--shm-size`: a size such as 64M.
+fn size(v: &str) -> Result<u64, String> {
+    parse_size(v).ok_or_else(|| "a size such as 64M".to_string())
+}
 
-exit codes: 0 stopped by SIGTERM or SIGINT, 1 it cannot serve, 2 a usage error
-";
-
-fn usage_error(why: &str) -> ExitCode {
-    eprintln!("ephpm-resp: {why}\n\n{USAGE}");
-    ExitCode::from(2)
+/// What clap's rules cannot say, or not with the reason: TCP needs a way to log in, no
+/// login only on loopback, something to listen on, a socket the group can reach.
+fn check(a: &Args) -> Result<(), String> {
+    if a.no_socket && a.tcp.is_none() {
+        return Err("--no-socket leaves nothing to listen on: give --tcp".into());
+    }
+    if a.group.is_some() && a.socket.is_none() {
+        return Err("--group needs --socket: the default socket is in the user's private directory, which the group cannot reach".into());
+    }
+    match &a.tcp {
+        Some(_) if a.secret_file.is_none() && !a.allow_insecure_no_auth => Err(
+            "--tcp needs --secret-file: a TCP client must AUTH (or --allow-insecure-no-auth on loopback)"
+                .into(),
+        ),
+        Some(addr) if a.allow_insecure_no_auth && !loopback(addr) => Err(format!(
+            "--allow-insecure-no-auth is for loopback addresses only, not {addr}"
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn fail(why: &str) -> ExitCode {
@@ -70,100 +124,27 @@ struct Options {
 }
 
 fn parse_args() -> Result<Options, ExitCode> {
-    let mut o = Options {
-        config: Config::default(),
-        dsn: None,
-        socket: None,
-        no_socket: false,
-        group: None,
-        tcp: None,
-        secret_file: None,
-        no_auth: false,
-        settings: Settings::default(),
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(flag) = args.next() {
-        match flag.as_str() {
-            "--help" | "-h" => {
-                print!("{USAGE}");
-                return Err(ExitCode::SUCCESS);
-            }
-            "--version" | "-V" => {
-                println!("ephpm-resp {}", env!("CARGO_PKG_VERSION"));
-                return Err(ExitCode::SUCCESS);
-            }
-            "--no-socket" => {
-                o.no_socket = true;
-                continue;
-            }
-            "--allow-insecure-no-auth" => {
-                o.no_auth = true;
-                continue;
-            }
-            "--store" | "--dsn" | "--socket" | "--group" | "--tcp" | "--secret-file"
-            | "--max-clients" | "--timeout" | "--shm-dir" | "--shm-size" => {}
-            _ => return Err(usage_error(&format!("unknown option {flag}"))),
-        }
-        let Some(value) = args.next() else {
-            return Err(usage_error(&format!("{flag} needs a value")));
-        };
-        match flag.as_str() {
-            "--store" => o.config.store_name = value,
-            "--dsn" => o.dsn = Some(value),
-            "--socket" => o.socket = Some(value.into()),
-            "--group" => o.group = Some(value),
-            "--tcp" => o.tcp = Some(value),
-            "--secret-file" => o.secret_file = Some(value.into()),
-            "--max-clients" => match value.parse::<usize>() {
-                Ok(n) if n > 0 => o.settings.max_clients = n,
-                _ => return Err(usage_error("--max-clients takes a number above 0")),
-            },
-            "--timeout" => match value.parse::<u64>() {
-                Ok(0) => o.settings.idle_timeout = None,
-                Ok(n) => o.settings.idle_timeout = Some(Duration::from_secs(n)),
-                Err(_) => return Err(usage_error("--timeout takes a number of seconds")),
-            },
-            "--shm-dir" => o.config.shm_dir = value,
-            "--shm-size" => match parse_size(&value) {
-                Some(n) => o.config.shm_size = n,
-                None => return Err(usage_error("--shm-size takes a size such as 64M")),
-            },
-            _ => unreachable!("every option that takes a value is listed above"),
-        }
-    }
-    if let Err(e) = dsn::valid_name(&o.config.store_name) {
-        return Err(usage_error(&format!("--store: {e}")));
-    }
-    match (&o.tcp, o.secret_file.is_some(), o.no_auth) {
-        (Some(_), false, false) => {
-            return Err(usage_error(
-                "--tcp needs --secret-file: a TCP client must AUTH (or --allow-insecure-no-auth on loopback)",
-            ));
-        }
-        (Some(addr), false, true) if !loopback(addr) => {
-            return Err(usage_error(&format!(
-                "--allow-insecure-no-auth is for loopback addresses only, not {addr}"
-            )));
-        }
-        (_, true, true) => {
-            return Err(usage_error(
-                "--allow-insecure-no-auth and --secret-file contradict each other",
-            ));
-        }
-        (None, _, true) => return Err(usage_error("--allow-insecure-no-auth needs --tcp")),
-        _ => {}
-    }
-    if o.no_socket && o.tcp.is_none() {
-        return Err(usage_error(
-            "--no-socket leaves nothing to listen on: give --tcp",
-        ));
-    }
-    if o.group.is_some() && o.socket.is_none() {
-        return Err(usage_error(
-            "--group needs --socket: the default socket is in the user's private directory, which the group cannot reach",
-        ));
-    }
-    Ok(o)
+    let a = cli::parse::<Args>(str::to_string, check)?;
+    Ok(Options {
+        config: Config {
+            store_name: a.store,
+            shm_dir: a.shm_dir,
+            shm_size: a.shm_size,
+            ..Config::default()
+        },
+        dsn: a.dsn,
+        socket: a.socket,
+        no_socket: a.no_socket,
+        group: a.group,
+        tcp: a.tcp,
+        secret_file: a.secret_file,
+        no_auth: a.allow_insecure_no_auth,
+        settings: Settings {
+            max_clients: a.max_clients,
+            idle_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
+            ..Settings::default()
+        },
+    })
 }
 
 /// Whether `addr` (IP:PORT) is on a loopback address.

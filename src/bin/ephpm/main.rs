@@ -3,7 +3,7 @@
 //! held locks, a cluster's members as its node sees them, and the few changes an operator makes (delete a key, flush, remove an
 //! unused store). It is the engine alone, like `ephpm-node`.
 //!
-//! - `args.rs`      the command line
+//! - `args.rs`      the command line (clap; `../shared/cli.rs` ends a usage error)
 //! - `commands.rs`  one function per command, each giving its text and its JSON
 //! - `user.rs`      `--user`: acting as another user, as root
 //! - `json.rs`      `--json`'s output
@@ -17,6 +17,8 @@
 //! flush not confirmed) says why on stderr and exits 1.
 
 mod args;
+#[path = "../shared/cli.rs"]
+mod cli;
 mod commands;
 mod json;
 mod php_value;
@@ -26,25 +28,14 @@ mod user;
 use std::io::Write;
 use std::process::ExitCode;
 
-use args::{Command, Opts, Parsed, USAGE};
+use args::{Command, Opts};
 use commands::Failure;
 use ephpm::config::Config;
 
 fn main() -> ExitCode {
-    let opts = match args::parse(std::env::args_os().skip(1)) {
-        Ok(Parsed::Run(o)) => o,
-        Ok(Parsed::Help) => {
-            print!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Ok(Parsed::Version) => {
-            println!("ephpm {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
-        Err(why) => {
-            eprintln!("ephpm: {}\n\n{USAGE}", quote::printable(&why));
-            return ExitCode::from(2);
-        }
+    let opts = match cli::parse::<Opts>(quote::printable, |_| Ok(())) {
+        Ok(o) => o,
+        Err(code) => return code,
     };
     match run(&opts) {
         Ok(r) => {
@@ -110,7 +101,7 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
             ))
         })?;
     }
-    if let Command::RmStore(name) = &opts.command {
+    if let Command::RmStore { name } = &opts.command {
         return commands::rm_store(name, &config);
     }
     // `cluster` asks the host store's node; everything else looks at the store itself.
@@ -126,15 +117,15 @@ fn run(opts: &Opts) -> Result<commands::Report, Failure> {
     let s = store.as_ref();
     match &opts.command {
         Command::Stats => commands::stats(s),
-        Command::Keys(prefix) => commands::keys(s, prefix, opts.limit),
+        Command::Keys { prefix } => commands::keys(s, prefix, opts.limit),
         Command::Locks => commands::locks(s, opts.limit),
-        Command::Get(key) => commands::get(s, key),
-        Command::Ttl(key) => commands::ttl(s, key),
-        Command::Set(key, value) => commands::set(s, key, value, opts.ttl),
-        Command::Del(key) => commands::del(s, key),
-        Command::Flush(prefix) => commands::flush(s, prefix, opts.yes),
+        Command::Get { key } => commands::get(s, key),
+        Command::Ttl { key } => commands::ttl(s, key),
+        Command::Set { key, value } => commands::set(s, key, value, opts.ttl),
+        Command::Del { key } => commands::del(s, key),
+        Command::Flush { prefix } => commands::flush(s, prefix, opts.yes),
         Command::Cluster => commands::cluster(s),
         Command::Deploy => commands::deploy(s),
-        Command::Stores | Command::RmStore(_) => unreachable!("handled above"),
+        Command::Stores | Command::RmStore { .. } => unreachable!("handled above"),
     }
 }
