@@ -495,3 +495,32 @@ fn contradictory_options_are_usage_errors_with_the_reason() {
     assert_eq!(help.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&help.stdout).contains("Usage: ephpm-resp [OPTIONS]"));
 }
+
+/// `--group NAME` looks the group up by name (nix) and opens the socket to it: owned by
+/// that group, mode 0660; a group the host has not is refused (exit 1) before binding.
+#[test]
+fn group_names_are_looked_up_and_the_socket_is_opened_to_that_group() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let dir = common::TestDir::new("resp-group");
+    let socket = dir.0.join("shared.sock");
+    // The group "daemon" (gid 1 on Debian): one the test's uid need not be in.
+    let server = Server::start(&["--socket", socket.to_str().unwrap(), "--group", "daemon"]);
+    let mut c = Client::unix(&socket);
+    assert_eq!(c.call(&["PING"]), Reply::Simple("PONG".into()));
+    let meta = std::fs::metadata(&socket).expect("the socket");
+    drop(server);
+    assert_eq!(meta.gid(), 1, "owned by daemon's gid");
+    assert_eq!(meta.permissions().mode() & 0o777, 0o660);
+    let missing = std::process::Command::new(env!("CARGO_BIN_EXE_ephpm-resp"))
+        .args(["--shm-dir", dir.0.to_str().unwrap(), "--socket"])
+        .arg(dir.0.join("other.sock"))
+        .args(["--group", "no-such-group-here"])
+        .output()
+        .expect("ephpm-resp runs");
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr)
+            .contains("--group no-such-group-here: no such group")
+    );
+    assert!(!dir.0.join("other.sock").exists());
+}

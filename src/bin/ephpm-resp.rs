@@ -153,17 +153,15 @@ fn loopback(addr: &str) -> bool {
         .is_ok_and(|a| a.ip().is_loopback())
 }
 
-/// The gid of a group name (or number).
+/// The gid of a group name (or number), from the group database (nix).
 fn group_id(name: &str) -> Option<u32> {
     if let Ok(n) = name.parse() {
         return Some(n);
     }
-    let c = std::ffi::CString::new(name).ok()?;
-    // SAFETY: `c` is a NUL-terminated string that outlives the call; getgrnam returns
-    // NULL or a pointer to static storage that is read before any other getgr* call.
-    let g = unsafe { libc::getgrnam(c.as_ptr()) };
-    // SAFETY: `g` is non-null, so it points at a valid group record (see above).
-    (!g.is_null()).then(|| unsafe { (*g).gr_gid })
+    nix::unistd::Group::from_name(name)
+        .ok()
+        .flatten()
+        .map(|g| g.gid.as_raw())
 }
 
 fn main() -> ExitCode {
