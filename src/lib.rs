@@ -7,7 +7,8 @@
 //! 1. `ground`    the vocabulary: `Value`, `KeyTtl`, `Stats`, `StoreError`, DSNs, lock
 //!    tokens, the read/write lock's state machine. With it, needing nothing but std and
 //!    each other: `codec` (lz4 of large values), `config` (the process's settings),
-//!    `runtime` (the background tokio runtime: one per process, lazy, fork-aware)
+//!    `runtime` (the background tokio runtime: one per process, lazy, fork-aware),
+//!    `logging` (where the long-running parts' log lines go)
 //! 2. `store`     the `Store` trait, and `store::bytes` (values as bytes for remote stores)
 //! 3. the backends, beside each other: `store::shm` (the host's shared memory) and
 //!    `store::redis` (Redis, Valkey, Sentinel, Redis Cluster)
@@ -31,6 +32,7 @@ pub mod deploy;
 pub mod ground;
 pub mod keyspace;
 pub mod lock;
+pub mod logging;
 pub mod memo;
 pub mod open;
 #[cfg(feature = "node")]

@@ -3,6 +3,8 @@
 //! unreadable secret, a secret file others may read) that name its own options and say
 //! how to fix them, exit code 1.
 
+mod common;
+
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
@@ -197,4 +199,59 @@ fn a_secret_file_others_may_read_or_write_is_refused() {
     assert!(text(&out.stderr).contains("too weak"), "{out:?}");
     std::fs::remove_file(&file).expect("cleanup");
     std::fs::remove_dir_all(shm).expect("cleanup");
+}
+
+/// What the node logs goes by level: `--log-level warn` keeps the warning (no secret)
+/// and drops the info lines; under systemd (`JOURNAL_STREAM`) each line starts with the
+/// priority journald reads, `<4>` for a warning, `<6>` for info.
+#[test]
+fn log_lines_go_by_level_with_journalds_priorities_under_systemd() {
+    let dir = common::TestDir::new("node-logs");
+    let run = |extra: &[&str], journald: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ephpm-node"));
+        cmd.args([
+            "--store",
+            "logs",
+            "--gossip",
+            "127.0.0.1:0",
+            "--allow-insecure-no-auth",
+        ])
+        .args(["--shm-dir", dir.0.to_str().unwrap()])
+        .args(extra)
+        .env_remove("EPHPM_CLUSTER_SECRET")
+        .env_remove("RUST_LOG")
+        .stderr(Stdio::piped());
+        if journald {
+            cmd.env("JOURNAL_STREAM", "8:1234");
+        } else {
+            cmd.env_remove("JOURNAL_STREAM");
+        }
+        let mut child = cmd.spawn().expect("run ephpm-node");
+        let started = Instant::now();
+        let wanted = "WITHOUT AUTHENTICATION";
+        let mut seen = String::new();
+        let mut err = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+        while !seen.contains(wanted) && started.elapsed() < Duration::from_secs(20) {
+            let mut line = String::new();
+            if std::io::BufRead::read_line(&mut err, &mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            seen.push_str(&line);
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        seen
+    };
+    let all = run(&[], false);
+    assert!(all.contains("ephpm-node: node "), "{all}");
+    assert!(all.contains("ephpm-node: WARN: cluster node "), "{all}");
+    let warnings = run(&["--log-level", "warn"], false);
+    assert!(warnings.contains("WARN: cluster node"), "{warnings}");
+    assert!(
+        !warnings.contains("waiting for the host's lease"),
+        "{warnings}"
+    );
+    let journal = run(&[], true);
+    assert!(journal.starts_with("<6>ephpm-node: node "), "{journal}");
+    assert!(journal.contains("\n<4>ephpm-node: WARN: "), "{journal}");
 }

@@ -68,6 +68,16 @@ struct Args {
     /// The cluster segment's size when it is made
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size)]
     shm_size: u64,
+    /// What to log: error, warn, info, debug, trace, or a filter such as
+    /// "warn,ephpm::cluster=debug" [default: RUST_LOG, else info]
+    #[arg(long, value_name = "FILTER", value_parser = log_filter)]
+    log_level: Option<String>,
+}
+
+/// `--log-level`: a filter `ephpm::logging` takes.
+fn log_filter(v: &str) -> Result<String, String> {
+    ephpm::logging::valid_filter(v)?;
+    Ok(v.to_string())
 }
 
 /// `--store`: a name the host store may have.
@@ -86,6 +96,7 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
+    ephpm::logging::init("ephpm-node", a.log_level.as_deref());
     let s = ClusterSettings {
         enabled: true,
         // The file, when given; else the environment.
@@ -111,6 +122,7 @@ fn main() -> ExitCode {
     let cfg = match NodeConfig::from_settings(&s, store) {
         Ok(c) => c,
         Err(e) => {
+            // What ends the program is said whatever --log-level lets through.
             eprintln!("ephpm-node: {}", in_our_words(&e.to_string()));
             return ExitCode::from(1);
         }
@@ -127,13 +139,14 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    eprintln!(
-        "ephpm-node: node {} of store {} (gossip {}), waiting for the host's lease",
-        cfg.node_id, cfg.store.name, cfg.gossip_addr
+    tracing::info!(
+        "node {} of store {} (gossip {}), waiting for the host's lease",
+        cfg.node_id,
+        cfg.store.name,
+        cfg.gossip_addr
     );
-    let id = cfg.node_id.clone();
     let stopped = runtime.block_on(async move {
-        let keep = lease::keep(cfg, move |why| eprintln!("ephpm-node: {id}: {why}"));
+        let keep = lease::keep(cfg);
         tokio::select! {
             () = keep => None,
             signal = ephpm::runtime::stop_signal() => Some(signal),
@@ -145,7 +158,7 @@ fn main() -> ExitCode {
     lease::give_up();
     match stopped {
         Some(name) => {
-            eprintln!("ephpm-node: stopped by {name}");
+            tracing::info!("stopped by {name}");
             ExitCode::SUCCESS
         }
         None => ExitCode::from(1),

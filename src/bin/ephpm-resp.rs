@@ -71,6 +71,16 @@ struct Args {
     /// The store's size when it is made
     #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size)]
     shm_size: u64,
+    /// What to log: error, warn, info, debug, trace, or a filter such as
+    /// "warn,ephpm::cluster=debug" [default: RUST_LOG, else info]
+    #[arg(long, value_name = "FILTER", value_parser = log_filter)]
+    log_level: Option<String>,
+}
+
+/// `--log-level`: a filter `ephpm::logging` takes.
+fn log_filter(v: &str) -> Result<String, String> {
+    ephpm::logging::valid_filter(v)?;
+    Ok(v.to_string())
 }
 
 /// `--store`: a name the host store may have.
@@ -105,6 +115,7 @@ fn check(a: &Args) -> Result<(), String> {
     }
 }
 
+/// What ends the program, said whatever --log-level lets through.
 fn fail(why: &str) -> ExitCode {
     eprintln!("ephpm-resp: {why}");
     ExitCode::from(1)
@@ -121,6 +132,7 @@ struct Options {
     secret_file: Option<PathBuf>,
     no_auth: bool,
     settings: Settings,
+    log_level: Option<String>,
 }
 
 fn parse_args() -> Result<Options, ExitCode> {
@@ -144,6 +156,7 @@ fn parse_args() -> Result<Options, ExitCode> {
             idle_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
             ..Settings::default()
         },
+        log_level: a.log_level,
     })
 }
 
@@ -169,6 +182,7 @@ fn main() -> ExitCode {
         Ok(o) => o,
         Err(code) => return code,
     };
+    ephpm::logging::init("ephpm-resp", o.log_level.as_deref());
     let dsn = o
         .dsn
         .clone()
@@ -180,7 +194,7 @@ fn main() -> ExitCode {
         Err(e) => return fail(&format!("the store {dsn} cannot be opened: {e}")),
     };
     for w in warnings {
-        eprintln!("ephpm-resp: {w}");
+        tracing::warn!("{w}");
     }
     let mut settings = o.settings.clone();
     if let Some(path) = &o.secret_file {
@@ -250,8 +264,8 @@ fn main() -> ExitCode {
             server.listening.push(format!("tcp:{bound}"));
             tcp = Some(l);
         }
-        eprintln!(
-            "ephpm-resp: serving {} on {}",
+        tracing::info!(
+            "serving {} on {}",
             server.store.describe(),
             server.listening.join(", ")
         );
@@ -271,7 +285,7 @@ fn main() -> ExitCode {
     drop(runtime);
     match stopped {
         Ok(signal) => {
-            eprintln!("ephpm-resp: stopped by {signal}");
+            tracing::info!("stopped by {signal}");
             ExitCode::SUCCESS
         }
         Err(why) => fail(&why),

@@ -62,8 +62,8 @@ fn modified(path: &Path) -> Option<SystemTime> {
 }
 
 /// Follows `file` forever (until the node's runtime stops), replacing the keyring's
-/// secrets when it changes; `report` hears what happened.
-pub async fn follow(keyring: Arc<Keyring>, file: PathBuf, report: impl Fn(String)) {
+/// secrets when it changes, and logs what happened (as node `id`).
+pub async fn follow(keyring: Arc<Keyring>, file: PathBuf, id: String) {
     let mut seen = modified(&file);
     loop {
         tokio::time::sleep(CHECK_EVERY).await;
@@ -81,16 +81,16 @@ pub async fn follow(keyring: Arc<Keyring>, file: PathBuf, report: impl Fn(String
         }) {
             Ok(s) => {
                 keyring.replace(&s);
-                report(format!(
-                    "took {} secret(s) from {} (the first signs)",
+                tracing::info!(
+                    "cluster node {id}: took {} secret(s) from {} (the first signs)",
                     s.len(),
                     file.display()
-                ));
+                );
             }
-            Err(e) => report(format!(
-                "kept its secrets: {} changed but cannot be used: {e}",
+            Err(e) => tracing::warn!(
+                "cluster node {id}: kept its secrets: {} changed but cannot be used: {e}",
                 file.display()
-            )),
+            ),
         }
     }
 }

@@ -29,17 +29,18 @@ fn lease_key() -> Vec<u8> {
 }
 
 /// Runs the node whenever this process holds the lease, forever (until the runtime
-/// stops). `report` hears when the node starts and stops, and why it could not start
-/// (it is retried).
-pub async fn keep(cfg: NodeConfig, report: impl Fn(String)) {
+/// stops). It logs when the node starts and stops, and why it could not start (it is
+/// retried).
+pub async fn keep(cfg: NodeConfig) {
+    let id = cfg.node_id.clone();
     if let Err(e) = cfg.check() {
-        return report(e.to_string());
+        return tracing::error!("cluster node {id}: {e}");
     }
     let (segment, socket) = match open_shared(&segment_options(&cfg.store))
         .and_then(|(s, _)| Ok((s, socket_path(&cfg.store)?)))
     {
         Ok(found) => found,
-        Err(e) => return report(e.to_string()),
+        Err(e) => return tracing::error!("cluster node {id}: {e}"),
     };
     let token = format!("{}:{:x}", std::process::id(), super::crypto::random_u64()).into_bytes();
     let key = lease_key();
@@ -50,7 +51,7 @@ pub async fn keep(cfg: NodeConfig, report: impl Fn(String)) {
         }
         match node::start(cfg.clone()).await {
             Ok(running) => {
-                report(running.describe());
+                tracing::info!("cluster node {id}: {}", running.describe());
                 let held = (
                     crate::runtime::pid(),
                     segment.clone(),
@@ -62,11 +63,13 @@ pub async fn keep(cfg: NodeConfig, report: impl Fn(String)) {
                     tokio::time::sleep(RENEW).await;
                 }
                 held_leases().retain(|(_, _, t, _)| *t != token);
-                report("the node lost its lease (this process was paused too long)".into());
+                tracing::warn!(
+                    "cluster node {id}: the node lost its lease (this process was paused too long)"
+                );
                 running.stop().await;
             }
             Err(e) => {
-                report(e.to_string());
+                tracing::error!("cluster node {id}: {e}");
                 let _ = segment.lock_release(&key, &token);
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
@@ -75,8 +78,8 @@ pub async fn keep(cfg: NodeConfig, report: impl Fn(String)) {
 }
 
 /// Starts `keep` on this process's background runtime, once per store per process (a
-/// forked child starts its own). Why a node could not start goes to stderr, which is
-/// the FPM log or the terminal.
+/// forked child starts its own). Why a node could not start is logged (`crate::logging`:
+/// stderr, which is the FPM log or the terminal).
 pub fn keep_in_background(cfg: NodeConfig) -> Result<(), super::ClusterError> {
     use std::collections::HashSet;
     use std::sync::Mutex;
@@ -91,10 +94,7 @@ pub fn keep_in_background(cfg: NodeConfig) -> Result<(), super::ClusterError> {
     }
     let runtime = crate::runtime::handle()
         .map_err(|e| super::ClusterError::Start(format!("the background runtime: {e}")))?;
-    let id = cfg.node_id.clone();
-    runtime.spawn(keep(cfg, move |why| {
-        eprintln!("ephpm: cluster node {id}: {why}")
-    }));
+    runtime.spawn(keep(cfg));
     Ok(())
 }
 

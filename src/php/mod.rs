@@ -63,6 +63,9 @@ pub fn open_keyspace(dsn: Option<&[u8]>, prefix: &[u8]) -> store::Result<Keyspac
 /// memory: the FPM master forks after it.
 pub unsafe extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     ini::register(module_number);
+    // The cluster node a PHP process may run logs to stderr (the FPM log): RUST_LOG's
+    // levels, info by default. No thread starts.
+    crate::logging::init("ephpm", None);
     crate::store::shm::notice::quiet_corruption_panics();
     if !session::register_save_handler() {
         error::warn("ephpm: cannot register the session save handler \"ephpm\"");

@@ -140,8 +140,8 @@ impl Node {
                 Err(e) => why = e,
             }
         }
-        eprintln!(
-            "ephpm: cluster node {}: a hand-off batch of {n} entries did not reach {target}: {why}",
+        tracing::warn!(
+            "cluster node {}: a hand-off batch of {n} entries did not reach {target}: {why}",
             self.id
         );
         (n, false)

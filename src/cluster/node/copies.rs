@@ -226,8 +226,8 @@ impl Node {
             if replica {
                 replicas_left -= 1;
                 if let Err(why) = result {
-                    eprintln!(
-                        "ephpm: cluster node {}: replica {n} missed a write: {why}",
+                    tracing::warn!(
+                        "cluster node {}: replica {n} missed a write: {why}",
                         self.id
                     );
                 }

@@ -59,8 +59,8 @@ impl Node {
                 0 => String::new(),
                 n => format!("; {n} did not reach their node"),
             };
-            eprintln!(
-                "ephpm: cluster node {}: handed {} entries to their new placement in {} batches, \
+            tracing::info!(
+                "cluster node {}: handed {} entries to their new placement in {} batches, \
                  {} ms{missed}",
                 self.id,
                 t.moved,
@@ -101,8 +101,8 @@ pub(super) async fn follow_membership(
                 let Some(spoken) = version::choose(version::known(), &theirs) else {
                     if refused.insert((id.node_id.clone(), id.generation_id)) {
                         node.refused.count_version();
-                        eprintln!(
-                            "ephpm: cluster node {}: {} speaks data-plane versions {}, this node {}: \
+                        tracing::warn!(
+                            "cluster node {}: {} speaks data-plane versions {}, this node {}: \
                              no version in common, so it is no member",
                             node.id,
                             id.node_id,
@@ -165,11 +165,7 @@ pub(super) async fn follow_membership(
         };
         if let Some(old) = changed {
             let ids: Vec<_> = members.ids().map(|s| s.to_string()).collect();
-            eprintln!(
-                "ephpm: cluster node {}: members now {}",
-                node.id,
-                ids.join(", ")
-            );
+            tracing::info!("cluster node {}: members now {}", node.id, ids.join(", "));
             let n = node.clone();
             tokio::spawn(async move { n.hand_off(&old, &members).await });
         }

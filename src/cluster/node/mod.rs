@@ -148,11 +148,13 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
             .map_err(|e| fail("socket mode", &e))?;
     }
     if cfg.secrets.is_empty() {
-        eprintln!(
-            "ephpm: WARNING: cluster node {} runs WITHOUT AUTHENTICATION OR ENCRYPTION \
+        tracing::warn!(
+            "cluster node {} runs WITHOUT AUTHENTICATION OR ENCRYPTION \
              (ephpm.cluster.allow_insecure_no_auth=1): anyone who can reach {} and {} can \
              read and change every key",
-            cfg.node_id, cfg.gossip_addr, data_addr
+            cfg.node_id,
+            cfg.gossip_addr,
+            data_addr
         );
     }
     let id: Arc<str> = Arc::from(cfg.node_id.as_str());
@@ -244,10 +246,8 @@ pub async fn start(cfg: NodeConfig) -> Result<Running, ClusterError> {
         tokio::spawn(health::follow_heartbeats(node.clone())),
     ];
     if let Some(file) = node.cfg.secret_file.clone() {
-        let who = node.cfg.node_id.clone();
-        tasks.push(tokio::spawn(keyring::follow(keyring, file, move |what| {
-            eprintln!("ephpm: cluster node {who}: {what}")
-        })));
+        let id = node.cfg.node_id.clone();
+        tasks.push(tokio::spawn(keyring::follow(keyring, file, id)));
     }
     Ok(Running {
         node,

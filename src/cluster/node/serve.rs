@@ -98,8 +98,8 @@ pub(super) async fn report_refusals(node: Arc<Node>) {
             ));
         }
         if !parts.is_empty() {
-            eprintln!(
-                "ephpm: cluster node {}: refused in the last 10 s: {}",
+            tracing::warn!(
+                "cluster node {}: refused in the last 10 s: {}",
                 node.id,
                 parts.join("; ")
             );
@@ -129,8 +129,8 @@ impl Backoff {
             .logged
             .is_none_or(|t| t.elapsed() >= Duration::from_secs(10))
         {
-            eprintln!(
-                "ephpm: cluster node {}: accepting on the {what} failed ({e}); retrying",
+            tracing::error!(
+                "cluster node {}: accepting on the {what} failed ({e}); retrying",
                 node.id
             );
             self.logged = Some(Instant::now());
