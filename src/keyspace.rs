@@ -142,6 +142,12 @@ impl Keyspace {
     pub fn expire(&self, key: &[u8], ttl: Option<Duration>) -> Result<bool> {
         self.with_key(key, |s, k| s.expire(k, ttl))
     }
+    /// A new lifetime for the key only while it holds `expected`: the store's lock
+    /// extension (one step where the key lives), so a holder whose lock expired and was
+    /// taken by another never extends the other's.
+    pub fn expire_if_eq(&self, key: &[u8], expected: &[u8], ttl: Duration) -> Result<bool> {
+        self.with_key(key, |s, k| s.lock_extend(k, expected, ttl))
+    }
     pub fn ttl(&self, key: &[u8]) -> Result<KeyTtl> {
         self.with_key(key, |s, k| s.ttl(k))
     }

@@ -129,6 +129,17 @@ namespace Ephpm {
         public function deleteIfEquals(string $key, string $expected): bool {}
 
         /**
+         * Gives a key a lifetime of $ttl seconds from now (more than 0) only if its
+         * value equals $expected, atomically: the extension of a lock by its token,
+         * which can never extend a lock somebody else took after yours expired. Values
+         * compare as deleteIfEquals() compares them.
+         *
+         * @return bool Whether the key held $expected and now lives $ttl seconds.
+         * @throws \ValueError when $ttl is 0 or less.
+         */
+        public function expireIfEquals(string $key, string $expected, int|float $ttl): bool {}
+
+        /**
          * Whether the key exists and has not expired.
          */
         public function has(string $key): bool {}

@@ -29,6 +29,22 @@ final class EphpmLock extends Lock
         return $this->kv->deleteIfEquals($this->name, $this->owner);
     }
 
+    /**
+     * Laravel 12.63's: `$seconds` more (the lock's own when null) for this owner's lock,
+     * atomically, so that an owner whose lock expired and was taken by another never
+     * extends the other's; false when this owner does not hold it. 0 seconds, a lock
+     * that never expires: true while this owner holds one taken for 0 seconds (the store
+     * cannot turn a lock with a lifetime into one without).
+     */
+    public function refresh($seconds = null)
+    {
+        $seconds ??= $this->seconds;
+        if ($seconds > 0) {
+            return $this->kv->expireIfEquals($this->name, $this->owner, $seconds);
+        }
+        return $this->isOwnedByCurrentProcess() && $this->kv->ttl($this->name) === -1.0;
+    }
+
     public function forceRelease()
     {
         $this->kv->delete($this->name);

@@ -22,9 +22,11 @@ use Throwable;
  * when the request ends (terminate()) or the limiter goes, and by `attempt()` when its
  * callback throws (Laravel counts no hit then either).
  *
- * `hit()` alone is one atomic increment too: Laravel's adds the counter at 0, increments
- * it, and puts it back to 1 when the add lost and the increment saw 1 (a counter that
- * expired in between), overwriting another process's hit. Stores other than ephpm's get
+ * `hit()` and `increment()` (Laravel 10's, by any amount; `decrement()` goes through it)
+ * are one atomic increment too: Laravel's adds the counter at 0, increments it, and puts
+ * it back to the amount when the add lost and the increment saw just that (a counter that
+ * expired in between), overwriting another process's hits. An increment by 1 or more
+ * consumes this process's reservation as hit() does. Stores other than ephpm's get
  * Laravel's own methods.
  */
 class EphpmRateLimiter extends RateLimiter
@@ -67,20 +69,31 @@ class EphpmRateLimiter extends RateLimiter
 
     public function hit($key, $decaySeconds = 60)
     {
+        return $this->kv() === null ? parent::hit($key, $decaySeconds) : $this->increment($key, $decaySeconds);
+    }
+
+    public function increment($key, $decaySeconds = 60, $amount = 1)
+    {
         $kv = $this->kv();
         if ($kv === null) {
-            return parent::hit($key, $decaySeconds);
+            return parent::increment($key, $decaySeconds, $amount);
         }
         $key = $this->cleanRateLimiterKey($key);
-        $decay = max(1, (int) $decaySeconds);
+        $amount = (int) $amount;
+        // An int, a DateInterval or a DateTimeInterface, as Laravel takes it.
+        $decay = max(1, $this->secondsUntil($decaySeconds));
         // Whoever starts the window (creates its timer) gives the counter its lifetime:
         // a counter made by a reservation was created before the decay was known.
         $starts = $this->cache->add($key . ':timer', $this->availableAt($decaySeconds), $decaySeconds);
-        if (isset($this->reserved[$key])) {
+        if (isset($this->reserved[$key]) && $amount >= 1) {
+            // The reservation is this attempt's first hit.
             $hits = $this->reserved[$key];
             unset($this->reserved[$key]);
+            if ($amount > 1) {
+                $hits = $kv->increment($key, $amount - 1, $decay);
+            }
         } else {
-            $hits = $kv->increment($key, 1, $decay);
+            $hits = $kv->increment($key, $amount, $decay);
         }
         if ($starts) {
             $kv->expire($key, $decay);

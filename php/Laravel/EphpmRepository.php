@@ -32,14 +32,18 @@ class EphpmRepository extends Repository
      *        stampede protection (Laravel's own remember()).
      * @param object|null $logger A PSR-3 logger for computations that went unprotected
      *        and refreshes that failed.
+     * @param array $config The store's entry of config/cache.php, with its name under
+     *        'store' (Laravel 11+ names the store in its events by it; older releases
+     *        take no config).
      */
-    public function __construct(EphpmStore $store, private ?MemoLock $memo = null, private ?object $logger = null)
+    public function __construct(EphpmStore $store, private ?MemoLock $memo = null, private ?object $logger = null, array $config = [])
     {
-        parent::__construct($store);
+        parent::__construct($store, $config);
     }
 
     public function add($key, $value, $ttl = null)
     {
+        $key = self::plainKey($key);
         if ($ttl === null) {
             return $this->store->add($this->itemKey($key), $value, 0);
         }
@@ -58,6 +62,10 @@ class EphpmRepository extends Repository
         $cache = new EphpmTaggedCache($this->store, new EphpmTagSet($this->store, $names), $this->memo, $this->logger);
         if ($this->events !== null) {
             $cache->setEventDispatcher($this->events);
+        }
+        // Laravel 11+: the tagged cache's events name the store too.
+        if (property_exists($this, 'config')) {
+            $cache->config = $this->config;
         }
         return $cache->setDefaultCacheTime($this->default);
     }
@@ -82,6 +90,7 @@ class EphpmRepository extends Repository
      */
     public function flexible($key, $ttl, $callback, $lock = null, $alwaysDefer = false)
     {
+        $key = self::plainKey($key);
         $fresh = $this->getSeconds($ttl[0]);
         $stale = max(0, $this->getSeconds($ttl[1]) - $fresh);
         if ($fresh <= 0) {

@@ -95,12 +95,14 @@ final class EphpmServiceProvider extends ServiceProvider
         // Never an empty prefix: flushing this store must not remove what else lives in
         // the same ephpm store (the sessions).
         $kv = new Kv($config['dsn'] ?? null, 'cache:' . ($prefix === '' ? '' : $prefix . ':'));
-        $store = new EphpmStore($kv, $prefix === '' ? '' : $prefix . ':');
+        $locks = new Kv($config['dsn'] ?? null, 'cache-lock:' . ($prefix === '' ? '' : $prefix . ':'));
+        $store = new EphpmStore($kv, $prefix === '' ? '' : $prefix . ':', $locks);
         $logger = $this->app->bound('log') ? $this->app['log'] : null;
         $memo = ($config['stampede'] ?? true)
             ? new MemoLock($kv, self::millis($config['lock_ttl'] ?? 30, 1), self::millis($config['lock_wait'] ?? 10, 0), $logger)
             : null;
-        return new EphpmRepository($store, $memo, $logger);
+        // The config carries the store's name (Laravel 11+), which its events report.
+        return new EphpmRepository($store, $memo, $logger, $config);
     }
 
     /** The handler of the `ephpm` session driver (public: the driver's closure, bound to the manager, calls it). */

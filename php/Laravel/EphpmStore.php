@@ -16,12 +16,19 @@ use Illuminate\Contracts\Cache\LockProvider;
  *
  * Every key lives under the Kv's prefix, which the service provider makes
  * `cache:<prefix>:`: never empty, so that flushing the cache never touches the sessions
- * or anything else kept in the same store.
+ * or anything else kept in the same store. Locks live under their own (`$locks`, which
+ * the provider makes `cache-lock:<prefix>:`), as Laravel 12.36's file store keeps them:
+ * a lock and an item of one name are two keys, `flush()` leaves held locks alone and
+ * `flushLocks()` (Laravel 13) removes them.
  */
-final class EphpmStore extends TaggableStore implements LockProvider
+final class EphpmStore extends TaggableStore implements LockProvider, FlushesLocks
 {
-    public function __construct(private Kv $kv, private string $prefix = '')
+    private Kv $locks;
+
+    /** @param Kv|null $locks Where the locks live; null: among the items, in `$kv`. */
+    public function __construct(private Kv $kv, private string $prefix = '', ?Kv $locks = null)
     {
+        $this->locks = $locks ?? $kv;
     }
 
     /** The Kv this store reads and writes (its prefix applied). */
@@ -129,7 +136,19 @@ final class EphpmStore extends TaggableStore implements LockProvider
 
     public function lock($name, $seconds = 0, $owner = null)
     {
-        return new EphpmLock($this->kv, (string) $name, (int) $seconds, $owner);
+        return new EphpmLock($this->locks, (string) $name, (int) $seconds, $owner);
+    }
+
+    /** Laravel 13's: removes every lock of this store, held or not (their holders lose them). */
+    public function flushLocks(): bool
+    {
+        return $this->locks->clear();
+    }
+
+    /** Laravel 13's: whether the locks live apart from the items (`cache:clear` keeps them). */
+    public function hasSeparateLockStore(): bool
+    {
+        return $this->locks !== $this->kv;
     }
 
     public function restoreLock($name, $owner)

@@ -197,6 +197,31 @@ extern "C" fn delete_if_equals(ex: &mut ExecuteData, rv: &mut Zval) {
     })
 }
 
+/// `expireIfEquals(string $key, string $expected, int|float $ttl): bool`: a lifetime of
+/// `$ttl` seconds from now (more than 0) only while the key holds `$expected`.
+extern "C" fn expire_if_equals(ex: &mut ExecuteData, rv: &mut Zval) {
+    run(ex, rv, |ex, rv| {
+        let Some((c, s)) = begin(ex, 3, 3) else {
+            return;
+        };
+        let (Some(key), Some(expected), Some(ttl)) = (c.string(0), c.string(1), ttl_arg(&c, 2))
+        else {
+            return;
+        };
+        let Some(ttl) = ttl else {
+            return value_error(3, "must be greater than 0");
+        };
+        let done = ok(
+            s.expire_if_eq(key, expected, ttl),
+            1,
+            "Ephpm\\Kv::expireIfEquals()",
+        );
+        if let Some(extended) = done {
+            rv.set_bool(extended);
+        }
+    })
+}
+
 extern "C" fn has(ex: &mut ExecuteData, rv: &mut Zval) {
     run(ex, rv, |ex, rv| {
         let Some((c, s)) = begin(ex, 1, 1) else {
@@ -514,6 +539,18 @@ fn methods() -> Vec<(FunctionBuilder<'static>, MethodFlags)> {
             delete_if_equals,
             vec![key(), Arg::new("expected", DataType::String)],
             2,
+            Bool,
+            false,
+        ),
+        method(
+            "expireIfEquals",
+            expire_if_equals,
+            vec![
+                key(),
+                Arg::new("expected", DataType::String),
+                ttl_param(None),
+            ],
+            3,
             Bool,
             false,
         ),
