@@ -14,7 +14,7 @@ use ephpm::config::Config;
 use ephpm::store::shm::inventory::{self, Entries, Kind};
 use ephpm::store::{Fetched, KeyTtl, ScanEntry, Store, Value};
 
-use super::json::Json;
+use super::json::{self, Json};
 use super::php_value;
 use super::quote::{in_quotes, quoted};
 use super::user;
@@ -89,20 +89,20 @@ pub fn stores(shm_dir: &str, uid: Option<u32>) -> Done {
             s.processes.map_or("?".into(), |n| n.to_string()),
             entries,
         ]);
-        json.push(Json::Obj(vec![
-            ("owner", Json::Str(owner)),
-            ("uid", Json::Uint(s.owner.into())),
-            ("name", Json::bytes(s.name.as_bytes())),
-            ("kind", Json::Str(kind.into())),
-            ("size", Json::Uint(s.size)),
+        json.push(json::obj(vec![
+            ("owner", Json::String(owner)),
+            ("uid", Json::from(s.owner)),
+            ("name", json::bytes(s.name.as_bytes())),
+            ("kind", Json::String(kind.into())),
+            ("size", Json::from(s.size)),
             ("in_use", Json::Bool(s.in_use)),
-            ("processes", Json::opt_u64(s.processes)),
-            ("entries", Json::opt_u64(counted)),
+            ("processes", json::opt_u64(s.processes)),
+            ("entries", json::opt_u64(counted)),
             ("truncated", Json::Bool(s.entries == Entries::Truncated)),
-            ("path", Json::bytes(s.path.as_os_str().as_bytes())),
+            ("path", json::bytes(s.path.as_os_str().as_bytes())),
         ]));
     }
-    report(table(&rows), Json::Arr(json))
+    report(table(&rows), Json::Array(json))
 }
 
 /// The store's counters, and how its Redis-protocol server is doing (a host store's).
@@ -111,14 +111,14 @@ pub fn stats(s: &dyn Store) -> Done {
     let numbers = st.named();
     let backend = s.describe();
     let mut rows = vec![["backend".to_string(), quoted(backend.as_bytes())]];
-    let mut json = vec![("backend", Json::Str(backend))];
+    let mut json = vec![("backend", Json::String(backend))];
     for (name, n) in numbers {
         rows.push([name.into(), n.to_string()]);
-        json.push((name, Json::Uint(n)));
+        json.push((name, Json::from(n)));
     }
     if let Some(resp) = ephpm::resp_probe::status_of(s) {
         rows.push(["resp_server".into(), resp.to_string()]);
-        json.push(("resp_server", Json::Str(resp.to_string())));
+        json.push(("resp_server", Json::String(resp.to_string())));
     }
     // As Kv::stats(): each shard's [used, size, entries]; in the text, each one's fill.
     let fill = s.shard_fill()?;
@@ -129,19 +129,19 @@ pub fn stats(s: &dyn Store) -> Done {
     rows.push(["shard_fill".into(), shown.join(" ")]);
     json.push((
         "shard_fill",
-        Json::Arr(
+        Json::Array(
             fill.iter()
                 .map(|f| {
-                    Json::Arr(vec![
-                        Json::Uint(f.used),
-                        Json::Uint(f.size),
-                        Json::Uint(f.entries),
+                    Json::Array(vec![
+                        Json::from(f.used),
+                        Json::from(f.size),
+                        Json::from(f.entries),
                     ])
                 })
                 .collect(),
         ),
     ));
-    report(table(&rows), Json::Obj(json))
+    report(table(&rows), json::obj(json))
 }
 
 /// Up to `limit` live keys starting with `prefix` that `keep` wants, sorted, each once
@@ -192,10 +192,10 @@ pub fn keys(s: &dyn Store, prefix: &[u8], limit: usize) -> Done {
     let mut json = Vec::new();
     for e in &found {
         rows.push([quoted(&e.key), ttl_text(e.ttl), e.size.to_string()]);
-        json.push(Json::Obj(vec![
-            ("key", Json::bytes(&e.key)),
-            ("ttl", Json::opt_f64(seconds(e.ttl))),
-            ("size", Json::Uint(e.size)),
+        json.push(json::obj(vec![
+            ("key", json::bytes(&e.key)),
+            ("ttl", json::opt_f64(seconds(e.ttl))),
+            ("size", Json::from(e.size)),
         ]));
     }
     listing(rows, json, more, limit)
@@ -208,10 +208,10 @@ pub fn locks(s: &dyn Store, limit: usize) -> Done {
     for e in &found {
         let fence = e.fence.unwrap_or_default();
         rows.push([quoted(&e.key), ttl_text(e.ttl), fence.to_string()]);
-        json.push(Json::Obj(vec![
-            ("name", Json::bytes(&e.key)),
-            ("ttl", Json::opt_f64(seconds(e.ttl))),
-            ("fence", Json::Uint(fence)),
+        json.push(json::obj(vec![
+            ("name", json::bytes(&e.key)),
+            ("ttl", json::opt_f64(seconds(e.ttl))),
+            ("fence", Json::from(fence)),
         ]));
     }
     listing(rows, json, more, limit)
@@ -224,8 +224,8 @@ fn listing(rows: Vec<[String; 3]>, items: Vec<Json>, more: bool, limit: usize) -
     }
     report(
         table(&rows),
-        Json::Obj(vec![
-            ("items", Json::Arr(items)),
+        json::obj(vec![
+            ("items", Json::Array(items)),
             ("truncated", Json::Bool(more)),
         ]),
     )
@@ -244,16 +244,16 @@ pub fn get(s: &dyn Store, key: &[u8]) -> Done {
         _ => None,
     };
     let (kind, value, mut text) = match hit.value {
-        Fetched::Str => ("string", Json::bytes(&bytes), quoted(&bytes)),
-        Fetched::Serialized => ("serialized", Json::bytes(&bytes), quoted(&bytes)),
-        Fetched::Int(n) => ("int", Json::Int(n), n.to_string()),
-        Fetched::Float(x) => ("float", Json::Float(x), x.to_string()),
+        Fetched::Str => ("string", json::bytes(&bytes), quoted(&bytes)),
+        Fetched::Serialized => ("serialized", json::bytes(&bytes), quoted(&bytes)),
+        Fetched::Int(n) => ("int", Json::from(n), n.to_string()),
+        Fetched::Float(x) => ("float", json::float(x), x.to_string()),
         Fetched::Bool(b) => ("bool", Json::Bool(b), b.to_string()),
         Fetched::Null => ("null", Json::Null, "null".into()),
     };
     let mut json = vec![
-        ("key", Json::bytes(key)),
-        ("type", Json::Str(kind.into())),
+        ("key", json::bytes(key)),
+        ("type", Json::String(kind.into())),
         ("value", value),
     ];
     if let Some(v) = &decoded {
@@ -263,7 +263,7 @@ pub fn get(s: &dyn Store, key: &[u8]) -> Done {
         }
         json.push(("php", php_value::to_json(v)));
     }
-    report(text + "\n", Json::Obj(json))
+    report(text + "\n", json::obj(json))
 }
 
 /// Whether a string may be `serialize()`'s output of an array or an object (the only
@@ -297,9 +297,9 @@ pub fn ttl(s: &dyn Store, key: &[u8]) -> Done {
     };
     report(
         text + "\n",
-        Json::Obj(vec![
-            ("key", Json::bytes(key)),
-            ("ttl", Json::opt_f64(secs)),
+        json::obj(vec![
+            ("key", json::bytes(key)),
+            ("ttl", json::opt_f64(secs)),
         ]),
     )
 }
@@ -310,7 +310,7 @@ pub fn set(s: &dyn Store, key: &[u8], value: &[u8], ttl: Option<f64>) -> Done {
     let after = ttl.map_or(String::new(), |t| format!(" for {t}s"));
     report(
         format!("set {}{after}\n", quoted(key)),
-        Json::Obj(vec![("set", Json::bytes(key)), ("ttl", Json::opt_f64(ttl))]),
+        json::obj(vec![("set", json::bytes(key)), ("ttl", json::opt_f64(ttl))]),
     )
 }
 
@@ -318,7 +318,7 @@ pub fn deploy(s: &dyn Store) -> Done {
     let release = ephpm::deploy::bump(s)?;
     report(
         format!("release {release}\n"),
-        Json::Obj(vec![("release", Json::Int(release))]),
+        json::obj(vec![("release", Json::from(release))]),
     )
 }
 
@@ -328,7 +328,7 @@ pub fn del(s: &dyn Store, key: &[u8]) -> Done {
     }
     report(
         format!("deleted {}\n", quoted(key)),
-        Json::Obj(vec![("deleted", Json::bytes(key))]),
+        json::obj(vec![("deleted", json::bytes(key))]),
     )
 }
 
@@ -356,7 +356,7 @@ pub fn flush(s: &dyn Store, prefix: &[u8], yes: bool) -> Done {
     let n = s.clear(prefix)?;
     report(
         format!("deleted {n} keys\n"),
-        Json::Obj(vec![("deleted", Json::Uint(n))]),
+        json::obj(vec![("deleted", Json::from(n))]),
     )
 }
 
@@ -393,24 +393,29 @@ pub fn cluster(s: &dyn Store) -> Done {
                 None => format!("none of {:?}", m.versions),
             },
         ]);
-        members.push(Json::Obj(vec![
-            ("id", Json::bytes(m.id.as_bytes())),
-            ("state", Json::Str(m.state.name().into())),
+        members.push(json::obj(vec![
+            ("id", json::bytes(m.id.as_bytes())),
+            ("state", Json::String(m.state.name().into())),
             ("this_node", Json::Bool(m.this_node)),
-            ("last_heard_ms", Json::opt_u64(m.last_heard_ms)),
-            ("share", Json::Float(m.share)),
-            ("keys", Json::Uint(m.keys)),
-            ("copies_pending", Json::Uint(m.copies_pending)),
-            ("copies_dropped", Json::Uint(m.copies_dropped)),
+            ("last_heard_ms", json::opt_u64(m.last_heard_ms)),
+            ("share", json::float(m.share)),
+            ("keys", Json::from(m.keys)),
+            ("copies_pending", Json::from(m.copies_pending)),
+            ("copies_dropped", Json::from(m.copies_dropped)),
             (
                 "clock_skew_ms",
-                m.clock_skew_ms.map_or(Json::Null, Json::Int),
+                m.clock_skew_ms.map_or(Json::Null, Json::from),
             ),
             (
                 "versions",
-                Json::Arr(m.versions.iter().map(|&v| Json::Uint(v.into())).collect()),
+                Json::Array(
+                    m.versions
+                        .iter()
+                        .map(|&v| Json::from(u64::from(v)))
+                        .collect(),
+                ),
             ),
-            ("version", Json::opt_u64(m.version.map(u64::from))),
+            ("version", json::opt_u64(m.version.map(u64::from))),
         ]));
     }
     let refused: Vec<String> = h.refusals.iter().map(|(c, n)| format!("{c} {n}")).collect();
@@ -419,17 +424,12 @@ pub fn cluster(s: &dyn Store) -> Done {
         table(&rows),
         refused.join(", ")
     );
-    let json = Json::Obj(vec![
-        ("node", Json::bytes(h.node.as_bytes())),
-        ("members", Json::Arr(members)),
+    let json = json::obj(vec![
+        ("node", json::bytes(h.node.as_bytes())),
+        ("members", Json::Array(members)),
         (
             "refusals",
-            Json::Dyn(
-                h.refusals
-                    .iter()
-                    .map(|(c, n)| (c.clone(), Json::Uint(*n)))
-                    .collect(),
-            ),
+            json::obj(h.refusals.iter().map(|(c, n)| (c.clone(), Json::from(*n)))),
         ),
     ]);
     report(text, json)
@@ -441,7 +441,7 @@ pub fn rm_store(name: &str, config: &Config) -> Done {
     }
     report(
         format!("removed {}\n", quoted(name.as_bytes())),
-        Json::Obj(vec![("removed", Json::Str(name.into()))]),
+        json::obj(vec![("removed", Json::String(name.into()))]),
     )
 }
 

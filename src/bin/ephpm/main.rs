@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         Ok(r) => {
             let mut out = std::io::stdout().lock();
             let written = if opts.json {
-                writeln!(out, "{}", r.json)
+                writeln!(out, "{}", json::text(&r.json))
             } else {
                 out.write_all(&r.text)
             };

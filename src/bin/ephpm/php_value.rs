@@ -11,7 +11,7 @@
 //! and `r:N;` `R:N;` (a reference to the Nth value). A property name of `\0*\0x` is a
 //! protected `x`, `\0Class\0x` a private one.
 
-use super::json::Json;
+use super::json::{self, Json};
 
 /// Nesting that a reader follows before giving up (PHP's own limit is much higher, but a
 /// value nested this deep is not something to read on a terminal).
@@ -273,13 +273,13 @@ pub fn to_json(v: &Php) -> Json {
     match v {
         Php::Null | Php::Ref(_) => Json::Null,
         Php::Bool(b) => Json::Bool(*b),
-        Php::Int(n) => Json::Int(*n),
-        Php::Float(x) => Json::Float(*x),
-        Php::Str(s) => Json::bytes(s),
-        Php::Enum(e) => Json::Dyn(vec![("__enum".into(), Json::bytes(e))]),
-        Php::Custom(class, payload) => Json::Dyn(vec![
-            ("__class".into(), Json::bytes(class)),
-            ("__serialized".into(), Json::bytes(payload)),
+        Php::Int(n) => Json::from(*n),
+        Php::Float(x) => json::float(*x),
+        Php::Str(s) => json::bytes(s),
+        Php::Enum(e) => json::obj(vec![("__enum", json::bytes(e))]),
+        Php::Custom(class, payload) => json::obj(vec![
+            ("__class", json::bytes(class)),
+            ("__serialized", json::bytes(payload)),
         ]),
         Php::Array(items) => {
             let list = items
@@ -287,9 +287,9 @@ pub fn to_json(v: &Php) -> Json {
                 .enumerate()
                 .all(|(i, (k, _))| *k == Key::Int(i as i64));
             if list {
-                Json::Arr(items.iter().map(|(_, v)| to_json(v)).collect())
+                Json::Array(items.iter().map(|(_, v)| to_json(v)).collect())
             } else {
-                Json::Dyn(
+                json::obj(
                     items
                         .iter()
                         .map(|(k, v)| {
@@ -299,16 +299,16 @@ pub fn to_json(v: &Php) -> Json {
                             };
                             (k, to_json(v))
                         })
-                        .collect(),
+                        .collect::<Vec<_>>(),
                 )
             }
         }
         Php::Object(class, props) => {
-            let mut fields = vec![("__class".to_string(), Json::bytes(class))];
+            let mut fields = vec![("__class".to_string(), json::bytes(class))];
             for (name, v) in props {
                 fields.push((String::from_utf8_lossy(name).into_owned(), to_json(v)));
             }
-            Json::Dyn(fields)
+            json::obj(fields)
         }
     }
 }
