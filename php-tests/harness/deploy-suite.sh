@@ -44,8 +44,11 @@ PHP
     printf '[global]\npid = %s/fpm.pid\nerror_log = %s/fpm.log\ndaemonize = no\n' "$tmp" "$tmp"
     pool a 1; pool b 1; pool c 0
 } > "$tmp/fpm.conf"
+# The realpath cache holds the old release for the whole run, however slow the machine:
+# its default TTL (120 s) ran out between the bursts of a loaded run, and pool c then
+# resolved the new symlink by itself.
 "$fpm" -n -d "extension=$so" -d "ephpm.store_name=$store" -d ephpm.shm_size=4M \
-    "${opcache[@]}" -d opcache.enable=1 -d opcache.validate_timestamps=0 \
+    "${opcache[@]}" -d opcache.enable=1 -d opcache.validate_timestamps=0 -d realpath_cache_ttl=86400 \
     -y "$tmp/fpm.conf" -R -F &
 master=$!
 cleanup() {
