@@ -89,7 +89,7 @@ test: build
 
 # The rest of the Supported versions table (php-tests/systems: trixie, symfony8, php86) and the
 # newest stack again, without Debian 12's suites; the last run is in bench/MATRIX.md.
-test-matrix: deps
+test-matrix: build
 	bash php-tests/harness/test-all.sh --systems "newest trixie symfony8 php86" $(SO)
 
 # The documents as a book (docs/book.toml, docs/SUMMARY.md) in target/book, by mdBook
