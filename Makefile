@@ -27,7 +27,7 @@ INI_DIR   = /etc/php/$(PHP_VERSION)/mods-available
 BENCH_INI := -d extension=apcu -d apc.enable_cli=1 -d apc.shm_size=256M \
              -d ephpm.shm_size=256M -d ephpm.store_name=bench
 
-.PHONY: docs deps demo-deps build extension binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean test-matrix
+.PHONY: docs deps demo-deps build extension binaries demo test bench lint install uninstall deb dist test-install test-zts test-wordpress-core prove-tests-can-fail clean test-matrix test-laravel-branches
 
 # install_missing PACKAGES: apt-get installs those of them that are not installed, and
 # the build's toolchain must be there.
@@ -91,6 +91,11 @@ test: build
 # newest stack again, without Debian 12's suites; the last run is in bench/MATRIX.md.
 test-matrix: build
 	bash php-tests/harness/test-all.sh --systems "newest trixie symfony8 php86" $(SO)
+
+# Laravel 11 and 12 from their release branches (php-tests/laravel-branches/README.md lays
+# them out in target/), by the suites Debian's Laravel runs, in the newest system.
+test-laravel-branches: build
+	bash php-tests/harness/laravel-branches.sh
 
 # The documents as a book (docs/book.toml, docs/SUMMARY.md) in target/book, by mdBook
 # from the crate registry, installed once into target/tools. make test checks the

@@ -34,9 +34,12 @@ $names = array_filter($names, function ($name) use ($absent) {
     return true;
 });
 sort($names);
-// Every framework autoloader Debian installed: the adapters' parents come from several.
+// Every framework autoloader Debian installed (the adapters' parents come from several),
+// Laravel's through the tests' loader (a release branch's checkout with EPHPM_LARAVEL_SRC).
 $load = <<<'PHP'
-foreach (glob('/usr/share/php/{Symfony/Component,Symfony/Bridge,Symfony/Bundle,Symfony/Contracts,Illuminate}/*/autoload.php', GLOB_BRACE) as $f) require_once $f;
+foreach (glob('/usr/share/php/{Symfony/Component,Symfony/Bridge,Symfony/Bundle,Symfony/Contracts}/*/autoload.php', GLOB_BRACE) as $f) require_once $f;
+if (is_file('/usr/share/php/Illuminate/autoload.php')) require $argv[1] . '/../php-tests/harness/laravel-autoload.php';
+else foreach (glob('/usr/share/php/Illuminate/*/autoload.php') as $f) require_once $f;
 require $argv[1] . '/autoload.php';
 $name = $argv[2];
 echo (class_exists($name) || trait_exists($name) || interface_exists($name)) ? "ok\n" : "not found\n";

@@ -7,7 +7,7 @@ ctype
 --SKIPIF--
 <?php
 if (!is_file('/usr/share/php/Illuminate/Foundation/Application.php')) die('skip php-laravel-framework is not installed');
-require '/usr/share/php/Illuminate/autoload.php';
+require __DIR__ . '/harness/laravel-autoload.php';
 if (!method_exists(Illuminate\Cache\Repository::class, 'rememberWithWarmth')) die('skip Laravel before 13.15 (the other rows run in the test of every release)');
 --INI--
 ephpm.store_name=phpt_laravel_13

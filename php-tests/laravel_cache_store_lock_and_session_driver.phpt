@@ -11,7 +11,9 @@ ephpm.store_name=phpt_laravel
 ephpm.shm_size=4M
 --FILE--
 <?php
-foreach (['Cache', 'Session', 'Container', 'Config'] as $p) require "/usr/share/php/Illuminate/$p/autoload.php";
+// Debian's components alone (no framework), or a release branch's checkout (EPHPM_LARAVEL_SRC).
+if (getenv('EPHPM_LARAVEL_SRC')) require __DIR__ . '/harness/laravel-autoload.php';
+else foreach (['Cache', 'Session', 'Container', 'Config'] as $p) require "/usr/share/php/Illuminate/$p/autoload.php";
 require __DIR__ . '/../php/autoload.php';
 
 use Illuminate\Cache\CacheManager;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real Laravel application (php-tests/laravel-app, Debian's php-laravel-framework: 8.83 here, 10 and 13 in php-tests/systems)
+# A real Laravel application (php-tests/laravel-app, Debian's php-laravel-framework: 8.83 here, 10 and 13 in php-tests/systems;
+# with EPHPM_LARAVEL_SRC a checkout of a release branch, php-tests/laravel-branches/README.md)
 # on ephpm's cache and session drivers, served by real php-fpm (20 static workers on a
 # unix socket in a temporary folder) driven with cgi-fcgi, plus CLI processes of the same
 # application (forked racers, a long-running kernel loop).
@@ -113,7 +114,8 @@ await "refresh saw:hot"
 check "the refresh ran after its response had reached the client" '"the client had the responses"' "$(probe "refresh saw:hot")"
 check "... and ran once" 1 "$(probe refreshes:hot)"
 by='"ephpm after the response"'
-[ -f /usr/share/php/Illuminate/Support/Defer/DeferredCallbackCollection.php ] && by="\"Laravel's defer()\""
+php -n -r "require '$here/laravel-autoload.php'; exit(class_exists('Illuminate\\Support\\Defer\\DeferredCallbackCollection') ? 0 : 1);" \
+    && by="\"Laravel's defer()\""
 check "... through Laravel's defer() where Laravel has one (11 and later)" "$by" "$(probe "refresh by:hot")"
 check "the refreshed value is served next" new "$(request "/flexible?key=hot")"
 

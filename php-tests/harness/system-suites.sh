@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One system of php-tests/systems: made once (system.sh), the extension built in it for
-# its PHP (in target/systems/NAME/cargo, kept between runs), then test-all.sh --system
-# NAME in it, whose summary lines are NAME-suite: … .
+# One system of php-tests/systems: made once and the extension built in it for its PHP
+# (system-build.sh), then test-all.sh --system NAME in it, whose summary lines are
+# NAME-suite: … .
 #   php-tests/harness/system-suites.sh NAME
 # Prints "NAME-build: 0 passed, 1 failed" when the system or the build cannot be made.
 set -u
@@ -10,9 +10,7 @@ root=$(cd "$here/../.." && pwd)
 name=$1
 out="$root/target/systems/$name"
 fail() { echo "FAIL - $name: $1"; echo "$name-build: 0 passed, 1 failed, 0 skipped"; exit 1; }
-bash "$here/system.sh" make "$name" || fail "the system could not be made"
-bash "$here/system.sh" run "$name" bash -c "cd '$root' && cargo build --release --lib --target-dir '$out/cargo' 2>&1 | tail -n 3 \
-    && install -m 0644 '$out/cargo/release/libephpm.so' '$out/ephpm.so'" || fail "the extension did not build"
+bash "$here/system-build.sh" "$name" || { echo "$name-build: 0 passed, 1 failed, 0 skipped"; exit 1; }
 echo "$name-build: 1 passed, 0 failed, 0 skipped"
 # The system's own WordPress, unpacked beside it (not installed: it would bring a web
 # server), for the phpt that compares the drop-in with core's WP_Object_Cache.

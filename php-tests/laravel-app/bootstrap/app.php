@@ -5,7 +5,7 @@
 // storage/, bootstrap/cache/ and links to config/ and routes/ here), so nothing is ever
 // written into the repository. EPHPM_PHP_DIR swaps in another copy of ephpm's php/
 // (to run the suite against an older integration and see what it fails).
-require_once '/usr/share/php/Illuminate/autoload.php';
+require_once __DIR__ . '/../../harness/laravel-autoload.php';
 require_once (getenv('EPHPM_PHP_DIR') ?: __DIR__ . '/../../../php') . '/autoload.php';
 spl_autoload_register(static function (string $class): void {
     if (str_starts_with($class, 'App\\') && is_file($file = __DIR__ . '/../app/' . str_replace('\\', '/', substr($class, 4)) . '.php')) {
