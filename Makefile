@@ -53,9 +53,7 @@ deps:
 # would bring apache2): the object cache's test compares the drop-in with core's own
 # WP_Object_Cache (php-tests/harness/run-phpt.sh points the tests here).
 target/wordpress:
-	@mkdir -p target/debs
-	@cd target/debs && { apt-get download -qq wordpress 2>/dev/null || { apt-get update -qq && apt-get download -qq wordpress; }; }
-	dpkg-deb -x "$$(ls target/debs/wordpress_*.deb | head -n 1)" target/wordpress.tmp && mv target/wordpress.tmp target/wordpress
+	bash php-tests/harness/unpack-wordpress.sh $(CURDIR)/target/wordpress
 
 # Debian's twentytwentyone theme, unpacked beside it: the site that
 # php-tests/harness/wordpress-pages-suite.sh and bench/wordpress.sh serve through nginx.
@@ -111,15 +109,23 @@ $(MDBOOK):
 clean:
 	rm -rf target
 
-# WordPress core's own PHPUnit tests with the drop-in, single site and multisite. Not in
-# `make test`: their files come from no registry a CI machine reaches, and the project may
-# not carry other projects' code, so they are laid out by hand in target/wordpress-tests
-# (php-tests/wordpress-core/README.md); this target refuses to run without them.
+# WordPress core's own PHPUnit tests with the drop-in, single site and multisite, for each
+# release whose tests are laid out as php-tests/wordpress-core/README.md says: 6.1 (Debian
+# 12's WordPress, make deps), 6.8 (trixie's, unpacked by make test-matrix) and 7.1 (sid's,
+# by make test). RELEASE:WORDPRESS:TESTS. Not in `make test`: their files come from no
+# registry a CI machine reaches, and the project may not carry other projects' code.
+WP_CORE_RELEASES := 6.1:target/wordpress/usr/share/wordpress:target/wordpress-tests \
+	6.8:target/systems/trixie/wordpress/usr/share/wordpress:target/wordpress-tests-6.8 \
+	7.1:target/systems/newest/wordpress/usr/share/wordpress:target/wordpress-tests-7.1
 test-wordpress-core: build
-	@[ -f "$${EPHPM_WP_TESTS:-target/wordpress-tests}/includes/bootstrap.php" ] || \
-		{ echo "target/wordpress-tests is missing: lay it out as php-tests/wordpress-core/README.md says"; exit 1; }
-	bash php-tests/harness/wordpress-suite.sh $(SO)
-	bash php-tests/harness/wordpress-suite.sh $(SO) multisite
+	$(call install_missing,php8.2-gd)
+	@for r in $(WP_CORE_RELEASES); do set -- $$(echo "$$r" | tr : ' '); \
+		[ -f "$$3/includes/bootstrap.php" ] || { echo "$$3 is missing: lay it out as php-tests/wordpress-core/README.md says"; exit 1; }; \
+		[ -f "$$2/wp-settings.php" ] || { echo "$$2 is missing: $$1's WordPress comes with make test (7.1) or make test-matrix (6.8)"; exit 1; }; \
+		for mode in "" multisite; do \
+			EPHPM_WORDPRESS=$(CURDIR)/$$2 EPHPM_WP_TESTS=$(CURDIR)/$$3 bash php-tests/harness/wordpress-suite.sh $(SO) $$mode || exit 1; \
+		done; \
+	done
 
 bench: build
 	php -n $(BENCH_INI) -d extension=$(CURDIR)/$(SO) bench/kv_vs_apcu.php

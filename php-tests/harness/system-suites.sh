@@ -12,11 +12,11 @@ out="$root/target/systems/$name"
 fail() { echo "FAIL - $name: $1"; echo "$name-build: 0 passed, 1 failed, 0 skipped"; exit 1; }
 bash "$here/system-build.sh" "$name" || { echo "$name-build: 0 passed, 1 failed, 0 skipped"; exit 1; }
 echo "$name-build: 1 passed, 0 failed, 0 skipped"
-# The system's own WordPress, unpacked beside it (not installed: it would bring a web
-# server), for the phpt that compares the drop-in with core's WP_Object_Cache.
-if [ ! -d "$out/wordpress" ]; then
-    bash "$here/system.sh" run "$name" bash -c "cd /tmp && apt-get download -qq wordpress && dpkg-deb -x wordpress_*.deb '$out/wordpress.tmp'" \
-        && mv "$out/wordpress.tmp" "$out/wordpress" || fail "its wordpress package could not be unpacked"
+# The system's own WordPress, unpacked beside it, for the phpt that compares the drop-in
+# with core's WP_Object_Cache and for make test-wordpress-core.
+if [ ! -f "$out/wordpress/usr/share/wordpress/wp-settings.php" ]; then
+    bash "$here/system.sh" run "$name" bash "$here/unpack-wordpress.sh" "$out/wordpress" \
+        || fail "its wordpress package could not be unpacked"
 fi
 bash "$here/system.sh" run "$name" env EPHPM_WORDPRESS="$out/wordpress/usr/share/wordpress" \
     bash "$here/test-all.sh" --system "$name" ${EPHPM_MATRIX:+--matrix} "$out/ephpm.so"
