@@ -13,7 +13,8 @@ root=$(cd "$here/../.." && pwd)
 so="$root/target/systems/newest/ephpm.so"
 bash "$here/system-build.sh" newest || exit 1
 passed=0 failed=0 skipped=0
-for n in "${@:-11 12}"; do
+branches=("$@"); [ ${#branches[@]} -gt 0 ] || branches=(11 12)
+for n in "${branches[@]}"; do
     src="$root/target/laravel-$n"
     if [ ! -f "$src/composer.json" ]; then
         echo "FAIL - laravel-$n: $src is missing (php-tests/laravel-branches/README.md)"; failed=$((failed + 1)); continue
