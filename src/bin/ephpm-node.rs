@@ -11,13 +11,16 @@
 
 #[path = "shared/cli.rs"]
 mod cli;
+#[path = "shared/service_args.rs"]
+mod service_args;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use ephpm::cluster::{NodeConfig, lease};
-use ephpm::config::{ClusterSettings, parse_size};
+use ephpm::config::ClusterSettings;
 use ephpm::store::shm::ShmOptions;
+use service_args::ServiceArgs;
 
 /// Runs this host's ephpm cluster node for the host store NAME until SIGTERM or SIGINT.
 #[derive(Parser)]
@@ -27,9 +30,6 @@ use ephpm::store::shm::ShmOptions;
     after_help = "exit codes: 0 stopped by SIGTERM or SIGINT, 1 the node cannot run, 2 a usage error"
 )]
 struct Args {
-    /// The host store (as ephpm.store_name)
-    #[arg(long, value_name = "NAME", default_value = "default", value_parser = store_name)]
-    store: String,
     /// Where gossip listens (UDP) and what peers are told
     #[arg(long, value_name = "IP:PORT", default_value_t = ClusterSettings::default().gossip_addr)]
     gossip: String,
@@ -62,33 +62,8 @@ struct Args {
     /// Hosts other than the replicas learn writes by gossip only
     #[arg(long)]
     no_push: bool,
-    /// Where the user's private directory is
-    #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
-    shm_dir: String,
-    /// The cluster segment's size when it is made
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size)]
-    shm_size: u64,
-    /// What to log: error, warn, info, debug, trace, or a filter such as
-    /// "warn,ephpm::cluster=debug" [default: RUST_LOG, else info]
-    #[arg(long, value_name = "FILTER", value_parser = log_filter)]
-    log_level: Option<String>,
-}
-
-/// `--log-level`: a filter `ephpm::logging` takes.
-fn log_filter(v: &str) -> Result<String, String> {
-    ephpm::logging::valid_filter(v)?;
-    Ok(v.to_string())
-}
-
-/// `--store`: a name the host store may have.
-fn store_name(v: &str) -> Result<String, String> {
-    ephpm::ground::dsn::valid_name(v).map_err(|e| e.to_string())?;
-    Ok(v.to_string())
-}
-
-/// `--shm-size`: a size such as 64M.
-fn size(v: &str) -> Result<u64, String> {
-    parse_size(v).ok_or_else(|| "a size such as 64M".to_string())
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 fn main() -> ExitCode {
@@ -96,7 +71,7 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(code) => return code,
     };
-    ephpm::logging::init("ephpm-node", a.log_level.as_deref());
+    ephpm::logging::init("ephpm-node", a.service.log_level.as_deref());
     let s = ClusterSettings {
         enabled: true,
         // The file, when given; else the environment.
@@ -116,8 +91,8 @@ fn main() -> ExitCode {
         gossip_interval_ms: a.gossip_interval_ms,
     };
     let store = ShmOptions {
-        dir: a.shm_dir.into(),
-        ..ShmOptions::new(&a.store, a.shm_size)
+        dir: a.service.shm_dir.into(),
+        ..ShmOptions::new(&a.service.store, a.service.shm_size)
     };
     let cfg = match NodeConfig::from_settings(&s, store) {
         Ok(c) => c,

@@ -5,6 +5,8 @@
 
 #[path = "shared/cli.rs"]
 mod cli;
+#[path = "shared/service_args.rs"]
+mod service_args;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -13,10 +15,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use ephpm::config::{Config, parse_size};
+use ephpm::config::Config;
 use ephpm::ground::dsn::{self, Dsn};
 use ephpm::resp::listen::{self, Peers};
 use ephpm::resp::server::{Server, Settings};
+use service_args::ServiceArgs;
 
 /// Serves an ephpm store over the Redis protocol (RESP2 and RESP3) until SIGTERM or
 /// SIGINT: redis-cli -s SOCKET, or any Redis client, reads and writes what PHP processes
@@ -28,9 +31,6 @@ use ephpm::resp::server::{Server, Settings};
     after_help = "exit codes: 0 stopped by SIGTERM or SIGINT, 1 it cannot serve, 2 a usage error"
 )]
 struct Args {
-    /// The host store (as ephpm.store_name)
-    #[arg(long, value_name = "NAME", default_value = "default", value_parser = store_name)]
-    store: String,
     /// Another store: shm://NAME, or cluster://NAME through this host's node [default:
     /// shm://NAME of --store]
     #[arg(long, value_name = "DSN")]
@@ -65,33 +65,8 @@ struct Args {
     /// Close a client idle this long (0: never)
     #[arg(long, value_name = "SECONDS", default_value_t = 0)]
     timeout: u64,
-    /// Where the user's private directory is
-    #[arg(long, value_name = "DIR", default_value = "/dev/shm")]
-    shm_dir: String,
-    /// The store's size when it is made
-    #[arg(long, value_name = "SIZE", default_value = "64M", value_parser = size)]
-    shm_size: u64,
-    /// What to log: error, warn, info, debug, trace, or a filter such as
-    /// "warn,ephpm::cluster=debug" [default: RUST_LOG, else info]
-    #[arg(long, value_name = "FILTER", value_parser = log_filter)]
-    log_level: Option<String>,
-}
-
-/// `--log-level`: a filter `ephpm::logging` takes.
-fn log_filter(v: &str) -> Result<String, String> {
-    ephpm::logging::valid_filter(v)?;
-    Ok(v.to_string())
-}
-
-/// `--store`: a name the host store may have.
-fn store_name(v: &str) -> Result<String, String> {
-    dsn::valid_name(v).map_err(|e| e.to_string())?;
-    Ok(v.to_string())
-}
-
-/// `--shm-size`: a size such as 64M.
-fn size(v: &str) -> Result<u64, String> {
-    parse_size(v).ok_or_else(|| "a size such as 64M".to_string())
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 /// What clap's rules cannot say, or not with the reason: TCP needs a way to log in, no
@@ -139,9 +114,9 @@ fn parse_args() -> Result<Options, ExitCode> {
     let a = cli::parse::<Args>(str::to_string, check)?;
     Ok(Options {
         config: Config {
-            store_name: a.store,
-            shm_dir: a.shm_dir,
-            shm_size: a.shm_size,
+            store_name: a.service.store,
+            shm_dir: a.service.shm_dir,
+            shm_size: a.service.shm_size,
             ..Config::default()
         },
         dsn: a.dsn,
@@ -156,7 +131,7 @@ fn parse_args() -> Result<Options, ExitCode> {
             idle_timeout: (a.timeout > 0).then(|| Duration::from_secs(a.timeout)),
             ..Settings::default()
         },
-        log_level: a.log_level,
+        log_level: a.service.log_level,
     })
 }
 
