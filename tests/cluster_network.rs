@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use common::cluster::{SECRET, TestNode, dump_logs, free_data_addr, wait_for_members};
 use common::{TestDir, child};
-use ephpm::cluster::crypto::session::magic;
+use ephpm::cluster::crypto::handshake::magic;
 use ephpm::cluster::keyring::Keyring;
 use ephpm::cluster::peers::Peers;
 use ephpm::cluster::placement::Members;

@@ -17,7 +17,7 @@ use common::TestDir;
 use common::cluster::{
     SECRET, TestNode, dump_logs, eventually, free_data_addr, start_cluster, wait_for_members,
 };
-use ephpm::cluster::crypto::session;
+use ephpm::cluster::crypto::handshake;
 use ephpm::cluster::keyring::Keyring;
 use ephpm::cluster::peers::Peers;
 use ephpm::cluster::placement::Members;
@@ -297,7 +297,7 @@ fn a_batch_never_undoes_a_newer_write_or_a_delete_and_a_bad_one_is_refused() {
     claim.extend_from_slice(&[0; 64]);
     let answered = rt.block_on(async {
         let mut conn = tokio::net::TcpStream::connect(data).await.unwrap();
-        let mut session = session::initiate(&mut conn, &[SECRET.as_bytes().to_vec()], 2)
+        let mut session = handshake::initiate(&mut conn, &[SECRET.as_bytes().to_vec()], 2)
             .await
             .unwrap();
         wire::write_frame_async(&mut conn, &session.seal(&claim))

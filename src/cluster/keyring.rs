@@ -20,7 +20,7 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// One generation of the node's secrets and the gossip keys made from them.
 pub struct Keys {
-    /// The first signs, all are accepted (`crypto/session.rs`).
+    /// The first signs, all are accepted (`crypto/handshake.rs`).
     pub secrets: Vec<Vec<u8>>,
     pub gossip: Sealer,
 }

@@ -5,7 +5,7 @@
 //! and send everything else to the node over a unix socket beside the segment
 //! (`store::cluster`); what both sides share — frames, an entry's encoding, the socket's
 //! peer, where the socket and segment are — is `crate::wire`. Nodes find each other by chitchat gossip, sealed with
-//! ChaCha20-Poly1305 (`gossip.rs`, `crypto.rs`), and talk over a sealed TCP data plane
+//! ChaCha20-Poly1305 (`gossip/mod.rs`, `crypto/mod.rs`), and talk over a sealed TCP data plane
 //! (`peers.rs`).
 //!
 //! - Placement (`placement.rs`): rendezvous hashing over the live node ids; the first is

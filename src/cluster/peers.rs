@@ -1,5 +1,5 @@
 //! The data plane's client side: request/response frames to other nodes over TCP, each
-//! connection with a session of its own (`crypto/session.rs`: fresh keys, a sequence
+//! connection with a session of its own (`crypto/handshake.rs`: fresh keys, a sequence
 //! number per frame) in the version both sides speak (`wire/version.rs`), kept per peer
 //! and version. A kept connection that the peer closed (it
 //! restarted, or timed it out) is noticed before it is used, so a request is never sent
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tokio::net::TcpStream;
 
-use super::crypto::session::{self, Session};
+use super::crypto::handshake::{self, Session};
 use super::keyring::{Keyring, Keys};
 use crate::wire::version::Version;
 use crate::wire::{self, Op, Response, Route};
@@ -72,13 +72,13 @@ impl Peers {
         (addr, v): (SocketAddr, Version),
         route: Route,
         op: &Op,
-    ) -> Result<Response, session::Refused> {
+    ) -> Result<Response, handshake::Refused> {
         let (mut conn, mut session) = match self.take((addr, v)) {
             Some(k) => (k.conn, k.session),
             None => {
                 let mut c = TcpStream::connect(addr).await?;
                 c.set_nodelay(true)?;
-                let s = session::initiate(&mut c, &self.keys().secrets, v).await?;
+                let s = handshake::initiate(&mut c, &self.keys().secrets, v).await?;
                 (c, s)
             }
         };

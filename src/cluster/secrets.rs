@@ -1,6 +1,6 @@
 //! The cluster's secrets: where they come from and how strong they must be.
 //!
-//! Every key of the cluster is derived from a secret (`crypto.rs`), so a guessable one
+//! Every key of the cluster is derived from a secret (`crypto/mod.rs`), so a guessable one
 //! is an open cluster. A secret must carry at least 128 bits: 16 bytes written as base64
 //! (22 or more characters, what `openssl rand -base64 32` prints), as hex (32 or more
 //! digits), or any other string of 32 or more characters.

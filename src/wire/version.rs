@@ -5,7 +5,7 @@
 //! gossip state (`GOSSIP_KEY`, e.g. `"2,3"`); a node of a build from before versions
 //! were published says nothing there, and speaks `LEGACY` (2) only. A node that
 //! connects to a peer speaks the highest version both know (`choose`), and names it in
-//! its hello (`crypto/session.rs`); the peer answers in that version when it knows it,
+//! its hello (`crypto/handshake.rs`); the peer answers in that version when it knows it,
 //! and refuses the connection otherwise. A peer with no version in common is no member
 //! (`cluster/node/membership.rs`), and the refusal names both sides' versions.
 //!

@@ -90,7 +90,7 @@ pub struct Node {
     copies: Arc<health::Copies>,
     /// When each node's heartbeat last moved (`health.rs`).
     heard: health::Heard,
-    /// Each gossip peer's clock minus ours, in µs (`gossip.rs`).
+    /// Each gossip peer's clock minus ours, in µs (`gossip/mod.rs`).
     skews: gossip::Skews,
 }
 

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 
 use super::{Node, invalid};
-use crate::cluster::crypto::session::{self, Refused};
+use crate::cluster::crypto::handshake::{self, Refused};
 use crate::wire::{self, Route, version};
 
 /// Data-plane connections at most, and connections still in their handshake from one
@@ -229,7 +229,7 @@ async fn serve_peer(node: Arc<Node>, mut conn: TcpStream, mut place: Admitted) {
     let keys = node.peers.keys();
     let mut session = match tokio::time::timeout(
         HANDSHAKE_TIMEOUT,
-        session::respond(&mut conn, &keys.secrets, version::known()),
+        handshake::respond(&mut conn, &keys.secrets, version::known()),
     )
     .await
     {

@@ -4,14 +4,14 @@
 //! - Gossip datagrams (`Sealer`): one key per secret, labelled for gossip only. A sealed
 //!   datagram is `[nonce 12][ciphertext][tag 16]`; one that fails authentication is
 //!   dropped by the caller, and freshness (no replays) is `gossip/freshness.rs`'s job.
-//! - Data-plane connections (`session.rs`): keys of their own per connection, agreed
+//! - Data-plane connections (`handshake.rs`): keys of their own per connection, agreed
 //!   from both sides' nonces, and a sequence number per frame.
 //!
 //! Gossip nonces are a random 64-bit prefix drawn per process and a 32-bit counter:
 //! unique per key as long as no two processes draw the same prefix (odds about n²/2⁶⁵).
 //! A new prefix is drawn when the counter wraps.
 
-pub mod session;
+pub mod handshake;
 
 use std::sync::Mutex;
 

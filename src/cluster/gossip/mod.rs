@@ -10,7 +10,7 @@
 //! expired, or a grace period after their delete, so one node's state stays far below
 //! the ~65 KB that one gossip key+value may take (a larger one would stop its gossip).
 //!
-//! Every datagram is sealed (`crypto.rs`) and carries a freshness header inside the
+//! Every datagram is sealed (`crypto/mod.rs`) and carries a freshness header inside the
 //! seal (`freshness.rs`): one played again, or later, is dropped and counted.
 
 mod freshness;
@@ -60,7 +60,7 @@ pub fn parse_value(value: &str) -> Option<(Vec<u8>, u64)> {
 /// arrived, so it also counts the datagram's way (microseconds on a LAN).
 pub type Skews = std::sync::Arc<std::sync::Mutex<std::collections::HashMap<SocketAddr, i64>>>;
 
-/// chitchat's UDP transport with every datagram sealed (`crypto.rs`) and stamped
+/// chitchat's UDP transport with every datagram sealed (`crypto/mod.rs`) and stamped
 /// (`freshness.rs`). A datagram that does not open with the cluster's key is dropped and
 /// counted in `dropped`: a node with another secret never becomes a member. One that
 /// opens but is stale or already seen is dropped and counted in `replayed`. A fresh one
