@@ -16,5 +16,6 @@ libs=$(dpkg-deb -f wordpress_*.deb Depends | tr ',|' '\n\n' | sed 's/^ *//; s/[ 
 # shellcheck disable=SC2086 # a list of package names
 [ -z "$libs" ] || apt-get download -qq $libs
 rm -rf "$dest.tmp"
+mkdir -p "$(dirname "$dest")"
 for deb in ./*.deb; do dpkg-deb -x "$deb" "$dest.tmp"; done
 rm -rf "$dest" && mv "$dest.tmp" "$dest"
