@@ -65,6 +65,9 @@ exclusions=(
 # than Debian's code of it, and fail with WordPress's own cache too (run with
 # EPHPM_WP_DROPIN set to a file that defines nothing, so that core's cache serves).
 case $release in
+    6.8) exclusions+=(
+        "Tests_Post_Nav_Menu::test_wp_update_nav_menu_item_with_special_characters_in_category_name|asserts that a category's menu item keeps an empty post_title, which 6.8.12 no longer does (the title given is stored): the tests (6.8 RC1, r60090) predate that change; fails with WordPress's own cache as with this one"
+    ) ;;
     7.1) exclusions+=(
         "Tests_Query_Vars::testPublicQueryVarsAreAsExpected|7.1.4 registers its icon collections again when the test reruns init, and _doing_it_wrong() says \"Icon collection is already registered\": the tests (trunk r62249, April 2026) predate that code; fails with WordPress's own cache as with this one"
     ) ;;
