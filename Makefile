@@ -150,7 +150,7 @@ lint:
 	cargo fmt --check
 	cargo clippy --release --all-targets -- -D warnings
 	cargo clippy --release --no-default-features --features node --all-targets -- -D warnings
-	cargo clippy --target-dir target/wire-versions --no-default-features --features node,wire-versions-for-tests --test cluster_versions -- -D warnings
+	cargo clippy --target-dir target/fault-points --no-default-features --features node,fault-points --all-targets -- -D warnings
 	cargo test --release --no-default-features --features node --test layers
 
 # Installs the extension into the PHP that php-config names and ephpm-node, ephpm and
@@ -205,62 +205,61 @@ test-zts:
 test-fleet:
 	cargo test --release --no-default-features --features node --test handoff -- --ignored --nocapture
 
-# Shows that the concurrency and crash tests can fail: with the guarantees switched off
-# (cargo features broken-atomicity, no-repair, no-lock-recovery, unreadable-is-dead: a
-# holder whose /proc cannot be read taken for dead, no-owner-routing for
-# the cluster, await-all-copies: a lock's copies to every host awaited, and
-# broadcast-wakeups: every release wakes every waiter)
-# they must fail, and this target succeeds only if they do. The cluster's broken build
-# goes to target/broken, so that target/release/ephpm-node stays the real one.
+# Shows that the guarantees' tests can fail: each line switches one fault point of
+# src/fault.rs on (FAILPOINTS: broken-atomicity, no-repair, no-lock-recovery,
+# unreadable-is-dead, no-owner-routing, await-all-copies, broadcast-wakeups,
+# lru-only-eviction, coarse-expiry, resp-unguarded, no-wire-negotiation) and must
+# fail; the target succeeds only if every one does. Two builds with the feature
+# fault-points, kept apart from the real ones: the engine and its binaries
+# (target/faults) and the extension (target/faults-so).
+FAULTS      := cargo test --release --target-dir target/faults --no-default-features --features node,fault-points
+FAULTS_SO   := target/faults-so/release/libephpm.so
 prove-tests-can-fail: deps
-	! cargo test --release --no-default-features --features broken-atomicity --test shm_concurrency
-	! cargo test --release --no-default-features --features broken-atomicity --test shm_readers
-	! cargo test --release --no-default-features --features broken-atomicity --test rwlock racing_writers_and_readers_never_share
-	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test rwlock racing_writers_and_readers_never_share
-	! cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
-	! cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
-	! cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
-	! cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
-	! cargo test --release --no-default-features --features no-repair --test shm_crash
-	! cargo test --release --target-dir target/broken --no-default-features --features no-lock-recovery --test shm_scribble scribbled_bytes
-	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test locks lock_acquire_race
-	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test memo racing_callers
-	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test stale racing_readers
-	! EPHPM_TEST_STORE=redis cargo test --release --no-default-features --features broken-atomicity --test session session_lock_release
-	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster one_lock_three_racing_nodes
-	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster a_stale_release_after_a_takeover
-	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster an_unreachable_owner
-	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster thirty_two_processes
-	! cargo test --release --target-dir target/broken --no-default-features --features node,await-all-copies --test cluster a_paused_host_that_holds_no_copy
-	! cargo test --release --target-dir target/broken --no-default-features --features node,no-owner-routing --test cluster_async_copies async_copies_never_give_a_lock_to_two_holders
-	! cargo test --target-dir target/wire-versions --no-default-features --features node,wire-versions-for-tests,no-wire-negotiation --test cluster_versions a_fleet_of_two_builds
-	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test lock_handoff a_release_wakes_one_waiter_not_all
-	! cargo test --release --target-dir target/broken --no-default-features --features node,broadcast-wakeups --test cluster_handoff a_release_wakes_one_waiter_not_all
-	! cargo test --release --target-dir target/broken --no-default-features --features node,broken-atomicity --test resp set_nx_has_one_winner
-	! cargo test --release --target-dir target/broken --no-default-features --features node,resp-unguarded --test resp tcp_refuses_every_command
-	! cargo test --release --target-dir target/broken --no-default-features --features node,resp-unguarded --test resp another_uid_is_refused
-	cargo build --release --features broken-atomicity --target-dir target/broken
-	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
-	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so redis | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
-	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test shm_concurrency
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test shm_readers
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test rwlock racing_writers_and_readers_never_share
+	! FAILPOINTS=broken-atomicity=return EPHPM_TEST_STORE=redis $(FAULTS) --test rwlock racing_writers_and_readers_never_share
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test locks lock_acquire_race
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test memo racing_callers
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test stale racing_readers
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test session session_lock_release
+	! FAILPOINTS=no-repair=return $(FAULTS) --test shm_crash
+	! FAILPOINTS=no-lock-recovery=return $(FAULTS) --test shm_scribble scribbled_bytes
+	! FAILPOINTS=broken-atomicity=return EPHPM_TEST_STORE=redis $(FAULTS) --test locks lock_acquire_race
+	! FAILPOINTS=broken-atomicity=return EPHPM_TEST_STORE=redis $(FAULTS) --test memo racing_callers
+	! FAILPOINTS=broken-atomicity=return EPHPM_TEST_STORE=redis $(FAULTS) --test stale racing_readers
+	! FAILPOINTS=broken-atomicity=return EPHPM_TEST_STORE=redis $(FAULTS) --test session session_lock_release
+	! FAILPOINTS=no-owner-routing=return $(FAULTS) --test cluster one_lock_three_racing_nodes
+	! FAILPOINTS=no-owner-routing=return $(FAULTS) --test cluster a_stale_release_after_a_takeover
+	! FAILPOINTS=no-owner-routing=return $(FAULTS) --test cluster an_unreachable_owner
+	! FAILPOINTS=no-owner-routing=return $(FAULTS) --test cluster thirty_two_processes
+	! FAILPOINTS=await-all-copies=return $(FAULTS) --test cluster a_paused_host_that_holds_no_copy
+	! FAILPOINTS=no-owner-routing=return $(FAULTS) --test cluster_async_copies async_copies_never_give_a_lock_to_two_holders
+	! FAILPOINTS=no-wire-negotiation=return $(FAULTS) --test cluster_versions a_fleet_of_two_builds
+	! FAILPOINTS=broadcast-wakeups=return $(FAULTS) --test lock_handoff a_release_wakes_one_waiter_not_all
+	! FAILPOINTS=broadcast-wakeups=return $(FAULTS) --test cluster_handoff a_release_wakes_one_waiter_not_all
+	! FAILPOINTS=broken-atomicity=return $(FAULTS) --test resp set_nx_has_one_winner
+	! FAILPOINTS=resp-unguarded=return $(FAULTS) --test resp tcp_refuses_every_command
+	! FAILPOINTS=resp-unguarded=return $(FAULTS) --test resp another_uid_is_refused
+	! FAILPOINTS=lru-only-eviction=return $(FAULTS) --test shm_eviction_order
+	! FAILPOINTS=coarse-expiry=return $(FAULTS) --test shm_semantics a_ttl_of_one_ms_is_gone_two_ms_later
+	cargo build --release --features fault-points --target-dir target/faults-so
+	FAILPOINTS=broken-atomicity=return bash php-tests/harness/fpm-suite.sh $(FAULTS_SO) | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	FAILPOINTS=broken-atomicity=return bash php-tests/harness/fpm-suite.sh $(FAULTS_SO) redis | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	FAILPOINTS=broken-atomicity=return bash php-tests/harness/run-phpt.sh $(FAULTS_SO) \
 		php-tests/memolock_exclusively_never_runs_two_sections_at_once.phpt \
 		php-tests/memolock_symfony_cold_key_is_computed_once_by_12_processes.phpt \
 		php-tests/memolock_once_makes_the_thing_once_for_4_processes.phpt \
 		php-tests/stale_cache_12_processes_on_a_stale_key_are_served_at_once_and_one_refreshes.phpt \
 		php-tests/session_lock_release_cannot_delete_a_lock_it_no_longer_holds.phpt \
 		php-tests/laravel_cache_store_lock_and_session_driver.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
-	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+	FAILPOINTS=broken-atomicity=return bash php-tests/harness/run-phpt.sh $(FAULTS_SO) \
 		php-tests/redis_fleet_of_4_hosts_computes_a_cold_key_once.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
-	! cargo test --release --target-dir target/broken --no-default-features --features node,lru-only-eviction --test shm_eviction_order
-	! cargo test --release --target-dir target/broken --no-default-features --features node,coarse-expiry --test shm_semantics a_ttl_of_one_ms_is_gone_two_ms_later
-	cargo build --release --features lru-only-eviction --target-dir target/broken
-	bash php-tests/harness/fpm-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
-	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+	FAILPOINTS=lru-only-eviction=return bash php-tests/harness/fpm-suite.sh $(FAULTS_SO) | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	FAILPOINTS=lru-only-eviction=return bash php-tests/harness/run-phpt.sh $(FAULTS_SO) \
 		php-tests/session_50000_new_visitors_in_a_4M_store_never_log_a_user_out.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
-	cargo build --release --features unreadable-is-dead --target-dir target/broken
-	bash php-tests/harness/live-lock-suite.sh target/broken/release/libephpm.so | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
-	cargo build --release --features no-lock-recovery --target-dir target/broken
-	bash php-tests/harness/run-phpt.sh target/broken/release/libephpm.so \
+	FAILPOINTS=unreadable-is-dead=return bash php-tests/harness/live-lock-suite.sh $(FAULTS_SO) | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
+	FAILPOINTS=no-lock-recovery=return bash php-tests/harness/run-phpt.sh $(FAULTS_SO) \
 		php-tests/kv_scribbled_segment_never_hangs_or_crashes_php.phpt | tee /dev/stderr | grep -q ' [1-9][0-9]* failed'
 	# WordPress's own tests with a drop-in whose get() says every miss was found
 	# (target/wordpress-tests must hold them: php-tests/wordpress-core/README.md).

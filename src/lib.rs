@@ -8,7 +8,8 @@
 //!    tokens, the read/write lock's state machine. With it, needing nothing but std and
 //!    each other: `codec` (lz4 of large values), `config` (the process's settings),
 //!    `runtime` (the background tokio runtime: one per process, lazy, fork-aware),
-//!    `logging` (where the long-running parts' log lines go)
+//!    `logging` (where the long-running parts' log lines go), `fault` (the points where
+//!    `make prove-tests-can-fail` switches a guarantee off; nothing in other builds)
 //! 2. `store`     the `Store` trait, and `store::bytes` (values as bytes for remote stores)
 //! 3. the backends, beside each other: `store::shm` (the host's shared memory) and
 //!    `store::redis` (Redis, Valkey, Sentinel, Redis Cluster)
@@ -29,6 +30,7 @@ pub mod cluster;
 pub mod codec;
 pub mod config;
 pub mod deploy;
+pub mod fault;
 pub mod ground;
 pub mod keyspace;
 pub mod lock;

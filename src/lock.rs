@@ -101,7 +101,7 @@ impl Locks {
                 waited = true;
                 self.store.note(Event::LockWait);
             }
-            if cfg!(feature = "broadcast-wakeups") {
+            if crate::fault::on("broadcast-wakeups") {
                 // Every waiter woken by every release, as before the lines (for the
                 // tests that count wake-ups to be seen failing).
                 self.wait_until_free(name, left)?;

@@ -1,7 +1,7 @@
 //! The gossip cluster with real `ephpm-node` processes on 127.0.0.N (`common::cluster`).
 //!
 //! ePHPm's three bugs each have a test here that fails when the nodes decide on their
-//! own copies (`--features no-owner-routing`, run by `make prove-tests-can-fail`).
+//! own copies (the fault point `no-owner-routing`, switched on by `make prove-tests-can-fail`).
 
 mod common;
 

@@ -5,7 +5,7 @@
 //! - it is answered while its replica is stopped, the copy still on its way;
 //! - the host that asked reads its own lock operations back at once;
 //! - while the owner lives, one holder at a time and fences that only grow, however
-//!   many contend through every node (with `--features no-owner-routing`, nodes that
+//!   many contend through every node (with the fault point `no-owner-routing`, nodes that
 //!   decide on their own copies, it fails: `make prove-tests-can-fail`);
 //! - an owner killed (SIGKILL) in the middle of a stream of acquisitions may take the
 //!   last of them with it: the replica that takes over never heard of them, and another

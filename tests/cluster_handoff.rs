@@ -1,6 +1,6 @@
 //! A release of an exclusive lock wakes one waiter, not all of them (issue #19), on
 //! `cluster://`: waiters wait in a line at the lock's owner, and a release hands the
-//! lock to the first one. Built with the feature `broadcast-wakeups` (every release
+//! lock to the first one. With the fault point `broadcast-wakeups` (every release
 //! wakes every waiter, as before), the test fails.
 
 mod common;

@@ -5,11 +5,12 @@
 //! every node is upgraded they speak 3 with each other. A node of a version
 //! nobody else knows is no member, and both sides say so naming both versions.
 //!
-//! One build plays every part: it needs the cargo feature `wire-versions-for-tests`,
-//! with which a node takes its versions from `EPHPM_WIRE_VERSIONS`
-//! (`src/wire/version.rs`). With `no-wire-negotiation` as well (a node then speaks its
-//! highest version whatever its peer speaks) the mixed fleet fails:
-//! `make prove-tests-can-fail`.
+//! One build plays every part: it needs the cargo feature `fault-points`, with which a
+//! node takes its versions from the fault point `wire-versions` (`src/fault.rs`,
+//! `src/wire/version.rs`). With the point `no-wire-negotiation` switched on as well
+//! (`FAILPOINTS=no-wire-negotiation=return` for the test, which its nodes inherit: a
+//! node then speaks its highest version whatever its peer speaks) the mixed fleet
+//! fails: `make prove-tests-can-fail`.
 
 mod common;
 
@@ -23,6 +24,13 @@ const B: &str = "dmVyc2lvbnMtc2VjcmV0LUItb2YtMTI4LWJpdHM";
 const OLD: &str = "2";
 const NEW: &str = "2,3";
 
+/// A node's FAILPOINTS: the test's own (what `make prove-tests-can-fail` switches on)
+/// and the node's versions.
+fn speaking(versions: &str) -> String {
+    let inherited = std::env::var("FAILPOINTS").unwrap_or_default();
+    format!("{inherited};wire-versions=return({versions})")
+}
+
 fn start(dir: &TestDir, index: u8, seeds: &[std::net::SocketAddr], versions: &str) -> TestNode {
     let file = dir.0.join("cluster.secret");
     TestNode::start_env(
@@ -30,7 +38,7 @@ fn start(dir: &TestDir, index: u8, seeds: &[std::net::SocketAddr], versions: &st
         index,
         seeds,
         &["--secret-file", file.to_str().unwrap()],
-        &[("EPHPM_WIRE_VERSIONS", versions)],
+        &[("FAILPOINTS", &speaking(versions))],
     )
 }
 
@@ -159,7 +167,7 @@ fn a_fleet_of_two_builds_keeps_every_value_and_lock_through_an_upgrade() {
     // The old nodes are upgraded one at a time (same store, the next build).
     let mut nodes = [n1, n2, n3, n4];
     for i in 0..3 {
-        nodes[i].set_env("EPHPM_WIRE_VERSIONS", NEW);
+        nodes[i].set_env("FAILPOINTS", &speaking(NEW));
         nodes[i].restart();
         for n in &nodes {
             wait_for_members(n, &mixed);

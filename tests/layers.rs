@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 /// The floors, lowest first. A module belongs to the longest prefix listed here.
 const FLOORS: &[&[&str]] = &[
-    &["ground", "codec", "config", "runtime", "logging"],
+    &["ground", "codec", "config", "runtime", "logging", "fault"],
     &["store"],
     &["store::shm", "store::redis"],
     &["wire"],

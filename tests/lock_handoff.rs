@@ -1,6 +1,6 @@
 //! A release of an exclusive lock wakes one waiter, not all of them (issue #19), on
 //! `redis://`: waiters wait in a line, and a release hands the lock to the first one. A
-//! waiter that dies in the line does not wedge the others. Built with the feature
+//! waiter that dies in the line does not wedge the others. With the fault point
 //! `broadcast-wakeups` (every release wakes every waiter, as before), the counting test
 //! fails.
 

@@ -1,5 +1,5 @@
 //! Concurrency guarantees of the shm store, across threads and across processes.
-//! `make prove-tests-can-fail` runs these with the `broken-atomicity` feature, which
+//! `make prove-tests-can-fail` runs these with the fault point `broken-atomicity`, which
 //! splits each atomic operation in two, and expects them to fail.
 
 mod common;

@@ -6,7 +6,7 @@
 //! to repair. No reader may see a torn value or a miss (every checked key always exists),
 //! and none may hang.
 //!
-//! Built with `--features broken-atomicity` (readers skip the read-sequence check) this
+//! With the fault point `broken-atomicity` (readers skip the read-sequence check) this
 //! test fails: readers see values torn by the writers.
 
 mod common;

@@ -15,7 +15,7 @@
 # 3. A root PHP script that posix_setuid()s to the pool user (not dumpable, as a worker)
 #    walks a store of many keys with Ephpm\KvIterator beside a writer, 20 runs: no
 #    crash, no repair.
-# With the old rule (`--features unreadable-is-dead`: an unreadable maps file meant a
+# With the old rule (the fault point `unreadable-is-dead`: an unreadable maps file meant a
 # dead holder) parts 1 and 3 fail: the writer gets in after 200 ms, repairs=1, and the
 # worker dies with SIGSEGV when resumed; with stats() and large reads under shard locks
 # (before this suite), part 2 fails with "held by process".

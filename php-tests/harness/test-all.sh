@@ -71,11 +71,12 @@ if [ -z "$only_systems" ]; then
 echo "== cargo test (the engine, without PHP)"
 ( cd "$root" && cargo test --release --no-fail-fast --no-default-features --features node 2>&1 ) | record "cargo test" cargo_results
 # A fleet of nodes of two builds (tests/cluster_versions.rs) needs a build of its own,
-# with feature wire-versions-for-tests: unoptimised and in its own target directory, so
-# that it costs one quick build and never replaces the nodes above.
+# with feature fault-points (its nodes' versions are the fault point wire-versions):
+# unoptimised and in its own target directory, so that it costs one quick build and
+# never replaces the nodes above.
 echo "== cargo test of a fleet of two builds"
-( cd "$root" && cargo test --target-dir target/wire-versions --no-default-features \
-    --features node,wire-versions-for-tests --test cluster_versions 2>&1 ) | record "cargo test wire-versions" cargo_results
+( cd "$root" && cargo test --target-dir target/fault-points --no-default-features \
+    --features node,fault-points --test cluster_versions 2>&1 ) | record "cargo test wire-versions" cargo_results
 # The backend-generic engine tests again on a real redis-server, over its unix socket
 # and its loopback port, on a Redis Cluster (three masters with a replica each), on the
 # same over TLS only with a client certificate (rediss-cluster://), and on a 3-node

@@ -66,6 +66,9 @@ pub unsafe extern "C" fn startup(_ty: i32, module_number: i32) -> i32 {
     // The cluster node a PHP process may run logs to stderr (the FPM log): RUST_LOG's
     // levels, info by default. No thread starts.
     crate::logging::init("ephpm", None);
+    // A test build's fault points are read here, in php-fpm's master, before its workers
+    // fork and clear their environment (nothing in other builds).
+    crate::fault::configure();
     crate::store::shm::notice::quiet_corruption_panics();
     if !session::register_save_handler() {
         error::warn("ephpm: cannot register the session save handler \"ephpm\"");

@@ -33,7 +33,7 @@ pub async fn unix(server: Arc<Server>, listener: UnixListener, peers: Peers) {
                 Err(_) => (u32::MAX, u32::MAX, 0),
             };
             let stranger = uid != own && peers.group.is_none_or(|g| g != gid);
-            if stranger && !cfg!(feature = "resp-unguarded") {
+            if stranger && !crate::fault::on("resp-unguarded") {
                 refuse(stream, uid).await;
                 return;
             }

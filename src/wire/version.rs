@@ -27,26 +27,17 @@ const BUILT: &[Version] = &[LEGACY, ASYNC_COPIES];
 
 /// The versions this build speaks, oldest first.
 ///
-/// With the cargo feature `wire-versions-for-tests`, the environment variable
-/// `EPHPM_WIRE_VERSIONS` (e.g. `2`) replaces them, so that one test binary can run the
-/// nodes of an older and a newer build side by side (tests/cluster_versions.rs): a node
-/// that speaks `2` only sends no `Async` copies and refuses them on its connections, as
-/// a build of version 2 does. Never enable the feature in a build anyone uses.
+/// In a build with fault points (`src/fault.rs`), the point `wire-versions` (e.g.
+/// `FAILPOINTS=wire-versions=return(2)`) replaces them, so that one test binary can run
+/// the nodes of an older and a newer build side by side (tests/cluster_versions.rs): a
+/// node that speaks `2` only sends no `Async` copies and refuses them on its
+/// connections, as a build of version 2 does.
 pub fn known() -> &'static [Version] {
-    #[cfg(feature = "wire-versions-for-tests")]
-    {
-        static FROM_ENV: std::sync::OnceLock<Vec<Version>> = std::sync::OnceLock::new();
-        FROM_ENV.get_or_init(|| {
-            std::env::var("EPHPM_WIRE_VERSIONS")
-                .ok()
-                .and_then(|v| parse(&v))
-                .unwrap_or_else(|| BUILT.to_vec())
-        })
-    }
-    #[cfg(not(feature = "wire-versions-for-tests"))]
-    {
-        BUILT
-    }
+    static CONFIGURED: std::sync::OnceLock<Option<Vec<Version>>> = std::sync::OnceLock::new();
+    CONFIGURED
+        .get_or_init(|| crate::fault::value("wire-versions").and_then(|v| parse(&v)))
+        .as_deref()
+        .unwrap_or(BUILT)
 }
 
 /// The gossip state key under which a node publishes the versions it knows.
@@ -72,11 +63,11 @@ pub fn parse(text: &str) -> Option<Vec<Version>> {
 
 /// The version two sides speak: the highest both know, or `None`.
 ///
-/// With the cargo feature `no-wire-negotiation` the peer's versions are ignored and
+/// With the fault point `no-wire-negotiation` the peer's versions are ignored and
 /// `ours`' highest is spoken, as a build without negotiation would, so that the mixed
-/// fleet's test can be seen to fail. Never enable it in a build anyone uses.
+/// fleet's test can be seen to fail.
 pub fn choose(ours: &[Version], theirs: &[Version]) -> Option<Version> {
-    if cfg!(feature = "no-wire-negotiation") {
+    if crate::fault::on("no-wire-negotiation") {
         return ours.iter().copied().max();
     }
     ours.iter().copied().filter(|v| theirs.contains(v)).max()
@@ -98,7 +89,7 @@ mod tests {
         assert_eq!(choose(&[2], &[2, 3]), Some(2));
         assert_eq!(choose(&[2, 3], &[2, 3]), Some(3));
         assert_eq!(choose(&[3], &[2, 3]), Some(3));
-        if !cfg!(feature = "no-wire-negotiation") {
+        if !crate::fault::on("no-wire-negotiation") {
             assert_eq!(choose(&[2, 3], &[9]), None);
         }
     }

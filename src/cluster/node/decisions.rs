@@ -27,7 +27,7 @@ impl Node {
             }
             op => {
                 self.settled().await;
-                if cfg!(feature = "no-owner-routing") {
+                if crate::fault::on("no-owner-routing") {
                     // ePHPm's bug, for the tests: every node decides on its own copy.
                     return self.decide(op).await;
                 }
@@ -72,7 +72,7 @@ impl Node {
     pub(super) async fn decide_as_owner(self: &Arc<Self>, op: Op) -> Response {
         let key = op.key().unwrap_or_default();
         let mine = self.placement(key).first().is_some_and(|o| *o == self.id);
-        if !mine && !cfg!(feature = "no-owner-routing") {
+        if !mine && !crate::fault::on("no-owner-routing") {
             return Response::Failed(
                 Failure::NotOwner,
                 format!("{} does not own the key", self.id),
@@ -113,7 +113,7 @@ impl Node {
                 return Response::Failed(Failure::Full, e.to_string());
             }
             // Locks are read at their owner only: see `propagate`.
-            let lock_op = !cfg!(feature = "await-all-copies")
+            let lock_op = !crate::fault::on("await-all-copies")
                 && matches!(
                     op,
                     Op::LockAcquire { .. }
@@ -156,7 +156,7 @@ impl Node {
             m.as_ref()
                 .is_some_and(|(e, _)| !matches!(entry::parse(e), Some((_, State::Elsewhere))))
         };
-        if (settled(&mine) && !self.catching_up()) || cfg!(feature = "no-owner-routing") {
+        if (settled(&mine) && !self.catching_up()) || crate::fault::on("no-owner-routing") {
             return mine;
         }
         for node in self.previous_placement(key) {

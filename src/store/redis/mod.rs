@@ -21,9 +21,9 @@
 //! Redis is back. Connections and the subscriber belong to the pid that opened them; a
 //! forked child opens its own. Behind Sentinel, a connection that failed or found its
 //! server read-only also makes the next connection ask the sentinels for the master.
-#![cfg_attr(feature = "broken-atomicity", allow(unreachable_code))]
 //!
-//! With the feature `broken-atomicity` (for `make prove-tests-can-fail` only), set_nx,
+//! With the fault point `broken-atomicity` (`src/fault.rs`, for `make
+//! prove-tests-can-fail` only), set_nx,
 //! incr_by, lock_acquire and the compare-and-delete are split into a read and a later
 //! write, as on `shm://`.
 //!
@@ -384,8 +384,7 @@ impl RedisStore {
         let as_int = matches!(bytes::decode(expected), Value::Int(_)).then_some(expected);
         let channel = keys::derived(full, keys::WAKE);
         let line = keys::derived(full, keys::QUEUE);
-        #[cfg(feature = "broken-atomicity")]
-        {
+        if crate::fault::on("broken-atomicity") {
             let stored = self.stored(full)?;
             if stored.as_deref() != Some(&as_str[..])
                 && (as_int.is_none() || stored.as_deref() != as_int)
@@ -560,8 +559,7 @@ impl Store for RedisStore {
     }
 
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
-        #[cfg(feature = "broken-atomicity")]
-        {
+        if crate::fault::on("broken-atomicity") {
             if self.exists(key)? {
                 return Ok(SetNx::Exists);
             }
@@ -586,8 +584,7 @@ impl Store for RedisStore {
     }
 
     fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
-        #[cfg(feature = "broken-atomicity")]
-        {
+        if crate::fault::on("broken-atomicity") {
             let mut out = Vec::new();
             let now = match self.get(key, &mut out)? {
                 Some(super::Hit {
@@ -822,8 +819,7 @@ impl Store for RedisStore {
     fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>> {
         let full = self.key(name);
         let fence_key = keys::derived(&full, keys::FENCE);
-        #[cfg(feature = "broken-atomicity")]
-        {
+        if crate::fault::on("broken-atomicity") {
             if self.exists(name)? {
                 return Ok(None);
             }
@@ -855,7 +851,7 @@ impl Store for RedisStore {
         key: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<Option<(u64, Option<Hit>)>> {
-        if cfg!(feature = "broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
+        if crate::fault::on("broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
             return super::acquire_then_get(self, name, token, ttl, key, out);
         }
         let full = self.key(name);
@@ -899,7 +895,7 @@ impl Store for RedisStore {
         ttl: Option<Duration>,
         retention: Retention,
     ) -> Result<bool> {
-        if cfg!(feature = "broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
+        if crate::fault::on("broken-atomicity") || matches!(*self.target, Target::Cluster(_)) {
             return super::extend_then_set(self, name, token, lock_ttl, key, value, ttl, retention);
         }
         let done: i64 = self.run(|c| {

@@ -117,7 +117,7 @@ impl<'a> LazyNow<'a> {
         }
         let now = self.get();
         expires_at <= now
-            || (!cfg!(feature = "coarse-expiry")
+            || (!crate::fault::on("coarse-expiry")
                 && expires_at - now <= self.clock.lag_ns()
                 && expires_at <= self.clock.precise_ns())
     }

@@ -15,12 +15,6 @@
 //! - `notice.rs`   the one warning a process gives when a shard had to be emptied
 //! - `clock.rs`, `constants.rs`
 
-// The demonstration feature returns early from the real implementations.
-#![cfg_attr(
-    any(feature = "broken-atomicity", feature = "no-lock-recovery"),
-    allow(unreachable_code, unused)
-)]
-
 mod alloc;
 mod arena;
 mod clock;
@@ -674,10 +668,10 @@ impl Store for ShmStore {
 
     /// Locking: the key's shard lock; wakes the key's waiters when it inserts.
     fn set_nx(&self, key: &[u8], value: Value<'_>, ttl: Option<Duration>) -> Result<SetNx> {
-        #[cfg(feature = "broken-atomicity")]
-        if self.exists(key)? {
-            return Ok(SetNx::Exists);
-        } else {
+        if crate::fault::on("broken-atomicity") {
+            if self.exists(key)? {
+                return Ok(SetNx::Exists);
+            }
             std::thread::yield_now();
             return self.set(key, value, ttl).map(|()| SetNx::Inserted);
         }
@@ -699,8 +693,7 @@ impl Store for ShmStore {
     /// Locking: the key's shard lock (the compare and the delete happen under it); wakes
     /// the key's waiters when it deletes.
     fn del_if_eq(&self, key: &[u8], expected: &[u8]) -> Result<bool> {
-        #[cfg(feature = "broken-atomicity")]
-        {
+        if crate::fault::on("broken-atomicity") {
             let mut out = Vec::new();
             let same = matches!(self.get(key, &mut out)?, Some(h) if h.value == Fetched::Str && out == expected);
             std::thread::yield_now();
@@ -713,8 +706,7 @@ impl Store for ShmStore {
 
     /// Locking: the key's shard lock (read, add and write under it); wakes the key's waiters.
     fn incr_by(&self, key: &[u8], by: i64, ttl: Option<Duration>) -> Result<i64> {
-        #[cfg(feature = "broken-atomicity")]
-        {
+        if crate::fault::on("broken-atomicity") {
             let mut out = Vec::new();
             let n = match self.get(key, &mut out)? {
                 Some(Hit {
@@ -875,8 +867,7 @@ impl Store for ShmStore {
     /// Locking: the lock's shard lock; the fence is the new entry's version (the shard's
     /// write sequence), so taking it and numbering it are one step.
     fn lock_acquire(&self, name: &[u8], token: &[u8], ttl: Duration) -> Result<Option<u64>> {
-        #[cfg(feature = "broken-atomicity")]
-        {
+        if crate::fault::on("broken-atomicity") {
             if self.exists(name)? {
                 return Ok(None);
             }
@@ -909,8 +900,9 @@ impl Store for ShmStore {
 
     /// Locking: the lock's shard lock; wakes the lock's waiters after releasing it.
     fn lock_release(&self, name: &[u8], token: &[u8]) -> Result<bool> {
-        #[cfg(feature = "broken-atomicity")]
-        return self.del_if_eq(name, token);
+        if crate::fault::on("broken-atomicity") {
+            return self.del_if_eq(name, token);
+        }
         self.locked(name, |g, hash| {
             Ok(g.del_if_eq(hash, name, token, &mut LazyNow::new(&self.clock)))
         })

@@ -192,7 +192,7 @@ pub unsafe fn lock_contended(
         if seen == 0 || seen & (TID_MASK | OWNER_DIED) == OWNER_DIED {
             continue; // released, or its owner died, just now
         }
-        let recovers = !cfg!(feature = "no-lock-recovery");
+        let recovers = !crate::fault::on("no-lock-recovery");
         // No owner but bits nobody writes alone, or a type glibc would misread (an
         // older build in the pool locks through glibc): garbage.
         // SAFETY: as above.
@@ -381,7 +381,7 @@ fn is_holder(tid: i32, seg: Segment) -> bool {
     if tid == unsafe { libc::gettid() } {
         return false;
     }
-    if cfg!(feature = "unreadable-is-dead") {
+    if crate::fault::on("unreadable-is-dead") {
         return maps_inode(tid, seg.ino) == Some(true); // the demonstration: the old rule
     }
     match maps_inode(tid, seg.ino) {

@@ -20,8 +20,9 @@ impl ShmStore {
     /// Locking: the lock's shard lock, once; wakes the key's waiters after releasing it
     /// when the lock changed.
     pub(super) fn rw_apply(&self, name: &[u8], op: &Op) -> Result<Outcome> {
-        #[cfg(feature = "broken-atomicity")]
-        return self.rw_apply_split(name, op);
+        if crate::fault::on("broken-atomicity") {
+            return self.rw_apply_split(name, op);
+        }
         self.locked(name, |g, hash| {
             let mut now = LazyNow::new(&self.clock);
             let mut stored = Vec::new();
@@ -70,7 +71,6 @@ impl ShmStore {
     /// The same decision with the read and the write under two separate shard locks,
     /// for `make prove-tests-can-fail`: two callers can both decide on the state they
     /// read, and both be granted.
-    #[cfg(feature = "broken-atomicity")]
     fn rw_apply_split(&self, name: &[u8], op: &Op) -> Result<Outcome> {
         use crate::store::{Store, Value};
         let mut stored = Vec::new();

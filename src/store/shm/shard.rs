@@ -304,8 +304,7 @@ impl Shard {
             // Marked first, so that dying during the repair makes the next locker repair.
             h.needs_repair = 1;
         }
-        #[cfg(feature = "no-lock-recovery")]
-        if h.needs_repair != 0 {
+        if crate::fault::on("no-lock-recovery") && h.needs_repair != 0 {
             repair::rebuild(h, self.arena); // before the guard: what the wedge test catches
         }
         // From here on the guard unlocks whatever happens, a panic in the repair included.
@@ -391,7 +390,7 @@ impl Guard<'_> {
         self.begin_write();
         self.h.repairs = self.h.repairs.wrapping_add(1);
         self.wake_everyone = true;
-        if cfg!(feature = "no-repair") {
+        if crate::fault::on("no-repair") {
             return;
         }
         let (h, a) = (&mut *self.h, self.a);
@@ -983,7 +982,7 @@ impl Guard<'_> {
             return Some((0, 0));
         }
         let class = evictable_class(flags)?;
-        if cfg!(feature = "lru-only-eviction") {
+        if crate::fault::on("lru-only-eviction") {
             return Some((1, self.a.u64(off + E_ATIME)));
         }
         Some((1 + class, self.a.u64(off + E_ATIME)))
