@@ -257,7 +257,7 @@ impl Handler {
             return Ok(());
         }
         if crate::fault::on("broken-atomicity") {
-            // The demo build writes without checking, to show the overrun test failing.
+            // The fault point writes without checking, to show the overrun test failing.
             return Ok(());
         }
         if self.locks.extend(held, self.settings.lock_ttl)? {
@@ -350,7 +350,7 @@ impl Handler {
     pub fn close(&mut self) -> bool {
         self.reserved = None;
         match self.held.take() {
-            // The demo build releases blindly, as ePHPm's handler did, to show the
+            // The fault point releases blindly, as ePHPm's handler did, to show the
             // overrun test failing.
             Some((_, held)) if crate::fault::on("broken-atomicity") => {
                 matches!(self.space.store().del(&held.name), Ok(true))
