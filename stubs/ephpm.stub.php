@@ -232,13 +232,15 @@ namespace Ephpm {
          * empty sessions, then cache entries, then sessions with data; 0 on Redis, whose
          * own policy evicts), `expirations`, `repairs` (shards rebuilt after a process
          * died holding their lock, or after damage was found), `resets` (shards too
-         * damaged to rebuild, emptied: their entries lost), `shards`, `shards_locked`,
+         * damaged to rebuild, emptied: their entries lost), `shards`, `shards_locked`
+         * (shards whose lock a process holds right now), `shards_writing` (of those, the
+         * ones whose holder is changing entries, which holds up their readers too),
          * `age_seconds` (since the segment was made, Redis: its uptime; 0 unknown),
          * `max_item_size` (bytes), `lock_waits`, `lock_timeouts`, `stampedes_avoided`,
          * `full_refusals` (writes refused for want of room), `shard_fill` (each shard's
          * [used, size, entries]; empty on Redis), `not_counted` (the names above this
          * backend does not count, whose 0 is no figure: on Redis the evictions by class,
-         * `repairs`, `resets`, `shards_locked`; `memory_size` 0 on Redis is "no
+         * `repairs`, `resets`, `shards_locked`, `shards_writing`; `memory_size` 0 on Redis is "no
          * `maxmemory`");
          * and for a host store (shm://) `resp_server`: how its Redis-protocol server
          * (ephpm-resp) is doing, e.g. "serving, 3 clients, 1200 commands" or "not running".

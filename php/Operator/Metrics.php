@@ -91,6 +91,9 @@ final class Metrics
         if ($s->counts('shards_locked')) {
             $gauge('ephpm_shards_locked', 'Shards whose lock a process held when this was read (one held across scrapes: a stopped or stuck process).', $s->stat('shards_locked'));
         }
+        if ($s->counts('shards_writing')) {
+            $gauge('ephpm_shards_writing', 'Of those, shards whose holder was changing entries: their readers wait too (one across scrapes: a writer stopped mid-change).', $s->stat('shards_writing'));
+        }
         foreach (self::COUNTERS as $name => $help) {
             if ($s->counts($name)) {
                 $this->add("ephpm_{$name}_total", 'counter', $help, $store, $s->stat($name));

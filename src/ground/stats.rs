@@ -24,6 +24,10 @@ pub struct Stats {
     /// Shards whose lock somebody held when the stats were read (shm): one that stays
     /// locked across looks is a stopped or stuck process's.
     pub shards_locked: u64,
+    /// Of those, the shards whose holder was changing entries (shm): their lock-free
+    /// readers wait on it too. One that stays so across looks is a writer stopped or
+    /// stuck mid-change, which holds up the shard's readers as well as its writers.
+    pub shards_writing: u64,
     /// Seconds since the store began counting: its segment was made (shm, the cluster's
     /// host copy) or its server started (Redis). 0 when unknown (a segment an older build
     /// made). The time base of every counter here.
@@ -64,7 +68,7 @@ pub struct ShardFill {
 impl Stats {
     /// The counters by the names `Kv::stats()`, the CLI and the metrics show, with
     /// `memory_free` derived.
-    pub fn named(&self) -> [(&'static str, u64); 21] {
+    pub fn named(&self) -> [(&'static str, u64); 22] {
         [
             ("memory_size", self.memory_size),
             ("memory_used", self.memory_used),
@@ -84,6 +88,7 @@ impl Stats {
             ("resets", self.resets),
             ("shards", self.shards),
             ("shards_locked", self.shards_locked),
+            ("shards_writing", self.shards_writing),
             ("age_seconds", self.age_seconds),
             ("max_item_size", self.max_item_size),
             ("lock_waits", self.lock_waits),

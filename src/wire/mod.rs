@@ -700,6 +700,7 @@ pub fn decode_response(b: &[u8]) -> Option<Response> {
             evictions_session: i.u64()?,
             // Not on the wire: a node's shards are its own host's business (`ephpm stores`).
             shards_locked: 0,
+            shards_writing: 0,
             // Added later, at the end: a node of an older build sends none (then 0).
             age_seconds: i.u64().unwrap_or(0),
             max_item_size: i.u64().unwrap_or(0),

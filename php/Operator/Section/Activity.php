@@ -19,7 +19,7 @@ final class Activity implements Section
     /** Counters shown, in this order; those of Rates::COUNTERS also get a rate. */
     private const SHOWN = ['entries', 'hits', 'misses', 'evictions', 'evictions_anonymous', 'evictions_cache',
         'evictions_session', 'expirations', 'lock_waits', 'lock_timeouts', 'stampedes_avoided', 'full_refusals',
-        'repairs', 'resets', 'shards_locked'];
+        'repairs', 'resets', 'shards_locked', 'shards_writing'];
 
     public function __construct(private Rates $rates)
     {

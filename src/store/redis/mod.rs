@@ -775,6 +775,7 @@ impl Store for RedisStore {
             resets: 0,
             shards: per_master.len() as u64,
             shards_locked: 0,
+            shards_writing: 0,
         })
     }
 
@@ -788,6 +789,7 @@ impl Store for RedisStore {
             "repairs",
             "resets",
             "shards_locked",
+            "shards_writing",
         ]
     }
 

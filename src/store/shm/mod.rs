@@ -807,6 +807,7 @@ impl Store for ShmStore {
             t.repairs += st.repairs;
             t.resets += st.resets;
             t.shards_locked += u64::from(st.locked);
+            t.shards_writing += u64::from(st.writing);
             t.max_item_size = if i == 0 {
                 st.max_value
             } else {

@@ -91,6 +91,9 @@ pub struct ShardStats {
     pub evictions_by_class: [u64; CLASSES],
     /// Whether somebody holds the shard's lock right now.
     pub locked: bool,
+    /// Whether the holder is changing what lock-free readers look at (`read_seq` is
+    /// odd): until it unlocks, the shard's readers take the lock too.
+    pub writing: bool,
     /// Bytes of the arena, and the largest value an entry with a one-byte key can hold
     /// in it next to the index as it is now (eviction may free all the rest).
     pub arena_len: u64,
@@ -264,6 +267,7 @@ impl Shard {
                 repairs: u32_at(&raw mut (*h).repairs),
                 resets: u32_at(&raw mut (*h).resets),
                 locked: mutex::is_locked(&raw mut (*h).mutex),
+                writing: (*h).read_seq.load(Ordering::Relaxed) & 1 != 0,
                 arena_len: u64::from(self.arena.len()),
                 max_value: {
                     let slots = u32_at(&raw mut (*h).index_slots);
